@@ -1,0 +1,3 @@
+from minibert.cli import main
+
+main()

@@ -1,0 +1,118 @@
+"""Streaming data: fresh batches from an objective, each a pure function of (seed, rank, batch index).
+
+Training batches come from an infinite `IterableDataset` that yields whole batches; the RNG of batch `i`
+on global rank `r` is `np.random.default_rng([seed, r, i])`, so a run is reproducible, resumable at any
+batch, different on every DDP rank, and the same whatever `num_workers` is (worker `w` of `W` makes
+batches `w, w + W, ...`, and the DataLoader hands them out round-robin). Validation is a fixed, finite set
+drawn once from `val_seed`, never from the training stream.
+
+Example:
+    >>> from minibert.objectives import MaskedLM
+    >>> batch = next(iter(BatchStream(MaskedLM(), batch_size=4, seed=0, rank=0)))
+    >>> batch["inputs"].shape
+    torch.Size([4, 17])
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import lightning as L
+import numpy as np
+from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
+
+from minibert.objectives.base import Batch, Objective
+
+
+def _positive_int(owner: str, name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{owner}.{name}={value!r} is not allowed: it must be a positive integer")
+
+
+class BatchStream(IterableDataset):
+    """Infinite stream of whole batches `source.make_batch(rng(seed, rank, i), batch_size, "train")`,
+    starting at batch index `start`."""
+
+    def __init__(self, source: Objective, batch_size: int, seed: int, rank: int, start: int = 0) -> None:
+        self.source, self.batch_size, self.seed, self.rank, self.start = source, batch_size, seed, rank, start
+
+    def __iter__(self) -> Iterator[Batch]:
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        for index in itertools.count(self.start + worker, workers):
+            rng = np.random.default_rng([self.seed, self.rank, index])
+            yield self.source.make_batch(rng, self.batch_size, "train")
+
+
+class FixedSet(Dataset):
+    """A finite set of examples made once; items are single examples, so a DistributedSampler can split it."""
+
+    def __init__(self, source: Objective, size: int, seed: int) -> None:
+        self.batch = source.make_batch(np.random.default_rng([seed]), size, "val")
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i: int) -> Batch:
+        return {k: v[i] for k, v in self.batch.items()}
+
+
+class StreamDataModule(L.LightningDataModule):
+    """Training stream and validation set for whichever objective the model trains.
+
+    `source` is the model's objective: LightningCLI links it in (`model.objective` -> `data.source`);
+    outside the CLI, set it before `setup`. `seed` is linked to `seed_everything`.
+    """
+
+    def __init__(
+        self,
+        batch_size: int = 64,
+        val_size: int = 2000,
+        val_batch_size: int = 1000,
+        val_seed: int = 2018,
+        num_workers: int = 0,
+        seed: int = 0,
+        source: Objective | None = None,
+    ) -> None:
+        super().__init__()
+        for name, value in (("batch_size", batch_size), ("val_size", val_size), ("val_batch_size", val_batch_size)):
+            _positive_int("StreamDataModule", name, value)
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"StreamDataModule.num_workers={num_workers!r} is not allowed: it must be an integer >= 0")
+        self.batch_size, self.val_size, self.val_batch_size = batch_size, val_size, val_batch_size
+        self.val_seed, self.num_workers, self.seed = val_seed, num_workers, seed
+        self.source = source
+        self.val_set: FixedSet | None = None
+
+    def setup(self, stage: str) -> None:
+        if self.source is None:
+            raise RuntimeError("StreamDataModule.source is not set: give it the objective the model trains")
+        world = self.trainer.world_size if self.trainer is not None else 1
+        if self.val_size % world:
+            raise ValueError(
+                f"StreamDataModule.val_size={self.val_size} is not allowed with {world} processes: "
+                "it must divide evenly, so that every example is graded exactly once"
+            )
+        if self.val_set is None:
+            self.val_set = FixedSet(self.source, self.val_size, self.val_seed)
+
+    def _loader(self, dataset: Dataset, batch_size: int | None) -> DataLoader:
+        return DataLoader(
+            dataset,
+            batch_size=batch_size,
+            num_workers=self.num_workers,
+            persistent_workers=self.num_workers > 0,
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        trainer = self.trainer
+        rank = trainer.global_rank if trainer is not None else 0
+        # resume at the right batch: every optimizer step consumed `accumulate_grad_batches` batches
+        start = trainer.global_step * trainer.accumulate_grad_batches if trainer is not None else 0
+        stream = BatchStream(self.source, self.batch_size, self.seed, rank, start)
+        return self._loader(stream, batch_size=None)  # the stream already yields whole batches
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.val_set, batch_size=self.val_batch_size)

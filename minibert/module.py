@@ -1,0 +1,101 @@
+"""The LightningModule that trains an encoder on an objective; pre-training and fine-tuning share it.
+
+The encoder is a plain `nn.Module` (minibert.model); the objective (minibert.objectives) owns data
+corruption, heads, loss and graded predictions. This module adds optimisation, logging and metrics:
+`train/loss` every step, and at each validation `val/loss` plus `val/acc` and `val/acc_<category>` from a
+`CategoryAccuracy` metric.
+
+Example:
+    >>> from minibert.objectives import MaskedLM
+    >>> module = EncoderModule(objective=MaskedLM())  # pre-training
+    >>> module.parameter_counts()
+    {'params': 27122, 'trainable_params': 27122}
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+import lightning as L
+import torch
+
+from minibert.metrics import CategoryAccuracy
+from minibert.model import Encoder, EncoderConfig, count_parameters
+from minibert.objectives.base import Batch, Objective
+
+
+class EncoderModule(L.LightningModule):
+    """Encoder + objective, trained with AdamW and linear warm-up then linear decay to zero (BERT's schedule)."""
+
+    def __init__(
+        self,
+        objective: Objective,
+        encoder: EncoderConfig | None = None,
+        lr: float = 3e-3,
+        weight_decay: float = 0.01,
+        warmup_steps: int = 30,
+    ) -> None:
+        super().__init__()
+        if not (isinstance(lr, (int, float)) and lr > 0):
+            raise ValueError(f"{type(self).__name__}.lr={lr!r} is not allowed: it must be a positive number")
+        if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
+            raise ValueError(f"{type(self).__name__}.weight_decay={weight_decay!r} is not allowed: it must be >= 0")
+        if not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise ValueError(f"{type(self).__name__}.warmup_steps={warmup_steps!r} is not allowed: it must be an integer >= 0")
+        self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
+        self.objective = objective
+        self.encoder_config = objective.configure_encoder(encoder or EncoderConfig())
+        self.encoder = Encoder(self.encoder_config)
+        objective.build(self.encoder_config)
+        self.val_metric = CategoryAccuracy(objective.categories)
+        self._last_finite_loss = math.nan
+
+    def parameter_counts(self) -> dict[str, int]:
+        """Parameters of the encoder and the objective's heads (all, and those that train)."""
+        return {"params": count_parameters(self), "trainable_params": count_parameters(self, trainable_only=True)}
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        out = self.objective(self.encoder, batch)
+        loss = out.loss.detach()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(
+                f"non-finite training loss {loss.item()} at step {self.global_step} "
+                f"(last finite loss {self._last_finite_loss:.4f}); stopping instead of training on garbage"
+            )
+        self._last_finite_loss = loss.item()
+        self.log("train/loss", loss, prog_bar=True)
+        return out.loss
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        out = self.objective(self.encoder, batch)
+        self.val_metric.update(out.preds, out.target, out.categories)
+        # weighting each batch by its graded count makes val/loss the mean over all graded predictions
+        self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
+
+    def on_validation_epoch_end(self) -> None:
+        self.log_dict({f"val/{k}": v for k, v in self.val_metric.compute().items()})
+        self.val_metric.reset()
+
+    def configure_optimizers(self):
+        params = [p for p in self.parameters() if p.requires_grad]  # a frozen encoder is not handed over
+        decay = [p for p in params if p.ndim >= 2]  # matrices decay; biases, norms stay
+        rest = [p for p in params if p.ndim < 2]
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.weight_decay}, {"params": rest, "weight_decay": 0.0}],
+            lr=self.lr,
+            betas=(0.9, 0.98),
+        )
+        total, warmup = self.trainer.max_steps, self.warmup_steps
+
+        def factor(step: int) -> float:  # linear warm-up, then linear decay to zero at max_steps
+            if step < warmup:
+                return (step + 1) / warmup
+            return max(0.0, (total - step) / max(1, total - warmup))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        # plain types, so that a checkpoint loads with torch.load(weights_only=True)
+        checkpoint["encoder_config"] = asdict(self.encoder_config)
