@@ -1,0 +1,103 @@
+"""Fine-tuning: a classification head on the pre-trained encoder, in three regimes.
+
+- `frozen`: encoder weights loaded, `requires_grad_(False)` and eval mode; only the head trains;
+- `full`: encoder weights loaded, every parameter trains (BERT's way);
+- `no_pretrain`: a freshly initialised encoder, every parameter trains.
+
+Only the encoder's weights are taken from the pre-training checkpoint (strict key match); its MLM head
+is not. The encoder's shape comes from the checkpoint unless `encoder` is given, which must then agree.
+
+Example:
+    >>> module = FinetuneModule(regime="no_pretrain")
+    >>> module.parameter_counts()["trainable_params"]
+    26594
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from minibert.grammaticality import Grammaticality
+from minibert.model import Encoder, EncoderConfig
+from minibert.module import EncoderModule
+from minibert.objectives.base import Objective
+
+
+@dataclass(frozen=True)
+class Regime:
+    load_encoder: bool  # take the encoder's weights from the pre-training checkpoint
+    train_encoder: bool  # let the optimizer update them
+
+
+REGIMES = {
+    "frozen": Regime(load_encoder=True, train_encoder=False),
+    "full": Regime(load_encoder=True, train_encoder=True),
+    "no_pretrain": Regime(load_encoder=False, train_encoder=True),
+}
+
+
+def read_checkpoint(path: str | Path) -> dict:
+    """Load a pre-training checkpoint (weights only) with errors that say what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"encoder_ckpt={str(path)!r}: no such file. Pre-train first "
+            "(python -m minibert fit -c configs/pretrain.yaml) and pass its checkpoints/*.ckpt"
+        )
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise ValueError(f"encoder_ckpt={str(path)!r} is not a readable PyTorch checkpoint: {err}") from None
+    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "encoder_config" not in checkpoint:
+        raise ValueError(f"encoder_ckpt={str(path)!r} is not a minibert pre-training checkpoint (no encoder_config)")
+    return checkpoint
+
+
+def load_encoder_weights(encoder: Encoder, checkpoint: dict) -> None:
+    """Copy `encoder.*` weights from a checkpoint's state dict into `encoder`, strictly."""
+    prefix = "encoder."
+    state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
+    try:
+        encoder.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        raise ValueError(f"the checkpoint's encoder does not fit this encoder: {err}") from None
+
+
+class FinetuneModule(EncoderModule):
+    def __init__(
+        self,
+        regime: str = "full",
+        encoder_ckpt: str | None = None,
+        objective: Objective | None = None,
+        encoder: EncoderConfig | None = None,
+        lr: float = 1e-3,
+        weight_decay: float = 0.01,
+        warmup_steps: int = 30,
+    ) -> None:
+        if regime not in REGIMES:
+            raise ValueError(f"FinetuneModule.regime={regime!r} is not allowed: choose one of {sorted(REGIMES)}")
+        self.regime = regime
+        mode = REGIMES[regime]
+        if mode.load_encoder and encoder_ckpt is None:
+            raise ValueError(f"FinetuneModule.encoder_ckpt is required for regime={regime!r}: give a pre-training checkpoint")
+        checkpoint = read_checkpoint(encoder_ckpt) if encoder_ckpt is not None else None
+        if checkpoint is not None:
+            pretrained = EncoderConfig(**checkpoint["encoder_config"])
+            if encoder is not None and encoder != pretrained:
+                raise ValueError(f"FinetuneModule.encoder={encoder} differs from the checkpoint's {pretrained}")
+            encoder = pretrained
+        super().__init__(objective or Grammaticality(), encoder, lr, weight_decay, warmup_steps)
+        if mode.load_encoder:
+            load_encoder_weights(self.encoder, checkpoint)
+        if not mode.train_encoder:
+            self.encoder.requires_grad_(False)
+            self.encoder.eval()
+
+    def train(self, mode: bool = True) -> FinetuneModule:
+        super().train(mode)
+        if not REGIMES[self.regime].train_encoder:
+            self.encoder.eval()  # a frozen encoder stays in eval mode whatever Lightning toggles
+        return self
