@@ -184,6 +184,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("results/pretrain.md"), help="the .csv goes next to it")
     parser.add_argument("--root-dir", type=Path, default=Path("runs/pretrain_table"), help="where the runs log")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads per run (default 1: the model is tiny, and on a shared 2-core machine extra "
+        "threads mostly spin; 0 keeps torch's default)",
+    )
+    parser.add_argument(
         "--override",
         action="append",
         default=[],
@@ -191,6 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "scripts/pretrain_table.py", *(sys.argv[1:] if argv is None else argv)])
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     runs = run_all(args.seeds, args.root_dir, args.override)
     write_atomic(args.out.with_suffix(".csv"), tidy_csv(runs))
     write_atomic(args.out, markdown(runs, args.seeds, command, args.override, args.out.with_suffix(".csv").name))
