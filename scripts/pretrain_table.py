@@ -45,7 +45,7 @@ ROWS = [
 ]
 LOSS_ROWS = [  # read from metrics.csv; the write-up reports the bidirectional run
     ("train loss at step 1", "loss_first", "3.083", ""),
-    ("train loss at the last step", "loss_last", "about 0.4 (step 600)", ""),
+    ("train loss at the last step", "loss_last", "about 0.4", ""),
     ("val loss at the last step", "val/loss", "", ""),
 ]
 # Issue 2's acceptance: bounds on the mean over seeds, (low, high); None is unbounded.
@@ -134,8 +134,8 @@ def markdown(runs: list[dict], seeds: list[int], command: str, overrides: list[s
         "# Pre-training: bidirectional vs causal TinyBERT (issue 2)",
         "",
         f"Produced by `{command}` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, on a machine with "
-        f"{os.cpu_count()} CPU cores (torch {torch.__version__}, {torch.get_num_threads()} threads; load average "
-        f"{os.getloadavg()[0]:.1f} when the table was written, other jobs shared the cores).",
+        f"{os.cpu_count()} CPU cores (torch {torch.__version__}, {torch.get_num_threads()} torch thread(s) per run; "
+        f"load average {os.getloadavg()[0]:.1f} when the table was written: other jobs shared the cores).",
         "",
         f"Default config (`configs/pretrain.yaml`, stack `configs/causal.yaml` for causal) with "
         f"{shlex.join([*OVERRIDES, *overrides])}; seeds {', '.join(map(str, seeds))}. Ours: mean over the seeds "
@@ -157,11 +157,11 @@ def markdown(runs: list[dict], seeds: list[int], command: str, overrides: list[s
             values = [_none_to_nan(r[key]) for r in by_variant[variant]]
             cells += [original, _spread(values, percent), _target(variant, key, values)]
         lines.append("| " + " | ".join(cells) + " |")
-    walls = {v: statistics.fmean(r["wall_time_s"] for r in rs) for v, rs in by_variant.items()}
+    walls = {v: [r["wall_time_s"] for r in rs] for v, rs in by_variant.items()}
     lines += [
         "",
-        "Mean wall time of one run (RunSummary's `wall_time_s`, setup to end of fit, validation included): "
-        + ", ".join(f"{v} {w:.1f} s" for v, w in walls.items())
+        "Wall time of one run (RunSummary's `wall_time_s`, setup to end of fit, validation included): "
+        + ", ".join(f"{v} {statistics.fmean(w):.1f} s on average (fastest {min(w):.1f} s)" for v, w in walls.items())
         + f". Per-run figures: `{csv_name}`.",
         "",
     ]

@@ -1,3 +1,4 @@
+import importlib.util
 import os
 from pathlib import Path
 
@@ -30,3 +31,16 @@ def short_run(tmp_path_factory) -> dict:
         ["--trainer.max_steps=60", "--trainer.log_every_n_steps=1"],
         root_dir=tmp_path_factory.mktemp("short_run"),
     )
+
+
+@pytest.fixture(scope="session")
+def scripts():
+    """scripts("demo_masking") -> that script imported as a module (scripts/ is not a package)."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -27,7 +27,8 @@ SUMMARY_NAMES = ACCURACIES | {"val/loss", "train/loss", "step", "wall_time_s"}
 
 
 def test_pretrain_config_runs_end_to_end_in_a_subprocess(root, tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    paths = [str(root), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}  # this checkout's minibert, not an installed one
     command = [sys.executable, "-m", "minibert", "fit", "-c", "configs/pretrain.yaml", "--trainer.max_steps=3"]
     command += [f"--trainer.default_root_dir={tmp_path}", "--trainer.enable_progress_bar=false"]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=300)

@@ -1,7 +1,6 @@
 """The demo scripts print what they claim: masking shares near the recipe, aligned rows, attention rows that
 see the right number of tokens, and fill-in predictions from the model that was trained."""
 
-import importlib.util
 import re
 
 import numpy as np
@@ -11,17 +10,6 @@ import torch.nn.functional as F
 
 from minibert.language import closer_of, encode
 from minibert.run import last_checkpoint
-
-
-@pytest.fixture(scope="module")
-def scripts(root):
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(name, root / "scripts" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
 
 
 def rows_of(out: str, names: list[str]) -> dict[str, list[tuple[int, str]]]:

@@ -99,3 +99,20 @@ def test_default_pretraining_reaches_the_acceptance_figures(variant, root, tmp_p
     for key, (low, high) in ACCEPTANCE[variant].items():
         mean = statistics.fmean(run[key] for run in runs)
         assert low <= mean <= high, f"{variant} {key}: mean {mean:.4f} over seeds 0-2 is outside [{low}, {high}]"
+
+
+def test_pretrain_table_reports_the_runs_next_to_the_write_up(scripts, root, tmp_path, monkeypatch):
+    table = scripts("pretrain_table")
+    monkeypatch.chdir(root)  # the script names configs relative to the repository root
+    out = tmp_path / "pretrain.md"
+    table.main(["--seeds", "0", "--override=--trainer.max_steps=2", f"--out={out}", f"--root-dir={tmp_path}/runs"])
+    text = out.read_text()
+    rows = list(csv.DictReader(out.with_suffix(".csv").open()))
+    assert {(r["variant"], r["seed"]) for r in rows} == {("bidirectional", "0"), ("causal", "0")}
+    acc = {r["variant"]: float(r["value"]) for r in rows if r["metric"] == "val/acc"}
+    line = next(line for line in text.splitlines() if line.startswith("| all masked tokens |"))
+    # write-up figure, ours, target, for each variant
+    assert line.split(" | ")[1:3] == ["89.4%", f"{100 * acc['bidirectional']:.1f}%"]
+    assert line.split(" | ")[4:6] == ["55.5%", f"{100 * acc['causal']:.1f}%"]
+    assert "python scripts/pretrain_table.py --seeds 0 --override=--trainer.max_steps=2" in text
+    assert "train loss at step 1 | 3.083 |" in text and "train loss at step 2 | about 0.4 |" in text
