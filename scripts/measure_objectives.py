@@ -49,21 +49,26 @@ def table(paths: list[Path]) -> str:
         spread = statistics.stdev(values) if len(values) > 1 else 0.0
         return f"{statistics.mean(values):.3f} ± {spread:.3f}"
 
-    keys = [
+    pretrain_keys = [
         "val/acc",
         "val/acc_opener",
         "val/acc_closer",
+        "val/acc_partner_hidden",
         "val/nsp/acc",
         "val/mlm/acc",
         "val/acc_replaced",
         "val/acc_original",
         "val/generator/acc",
-        "wall_time_s",
     ]
-    head = "| cell | seeds | " + " | ".join(keys) + " |"
-    lines = [head, "|" + "---|" * (len(keys) + 2)]
+    lines = ["| pre-training | seeds | " + " | ".join(pretrain_keys) + " |", "|" + "---|" * (len(pretrain_keys) + 2)]
     for name, runs in rows.items():
-        lines.append(f"| {name} | {len(runs)} | " + " | ".join(cell(runs, k) for k in keys) + " |")
+        if "/pretrain/" in name:
+            lines.append(f"| {name} | {len(runs)} | " + " | ".join(cell(runs, k) for k in pretrain_keys) + " |")
+    lines += ["", "| fine-tuning (grammaticality) | seeds | val/acc | per seed |", "|---|---|---|---|"]
+    for name, runs in rows.items():
+        if "/finetune/" in name:
+            each = ", ".join(f"{r['val/acc']:.3f}" for r in sorted(runs, key=lambda r: r["seed"]))
+            lines.append(f"| {name} | {len(runs)} | {cell(runs, 'val/acc')} | {each} |")
     return "\n".join(lines)
 
 
