@@ -105,9 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         f"sum of the runs' own wall times: {sum(r.summary()['wall_time_s'] for r in done):.1f} s",
     ]
     written = write_report(out, grid, experiments, runs, header)
-    print(
-        f"wrote {', '.join(str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p) for p in written)}"
-    )
+    print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
     return 1 if failed or len(done) < len(runs) else 0

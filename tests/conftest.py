@@ -44,3 +44,26 @@ def scripts():
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def default_grid(tmp_path_factory):
+    """`python scripts/ablate.py` on the default grid with 3 seeds, run once per session (slow tests only):
+    its return code, stderr, wall time and collected results."""
+    import subprocess
+    import sys
+    import time
+    from types import SimpleNamespace
+
+    from minibert.ablation.grid import load_grid
+    from minibert.ablation.report import Results
+    from minibert.ablation.runner import plan
+
+    out = tmp_path_factory.mktemp("default_grid")
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    wall_time_s = time.perf_counter() - start
+    grid = load_grid(ROOT / "configs/ablations/default.yaml", root=ROOT)
+    results = Results.collect(plan(list(grid.experiments), [0, 1, 2], out, ROOT))
+    return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)

@@ -161,7 +161,13 @@ def tables(grid: Grid, experiments: list[Experiment], results: Results) -> list[
 
 
 def _group(name: str) -> str:
-    return name.split("/", 1)[0]
+    """Experiments are pictured together by their name less its last part: 'objectives/pretrain/mlm' ->
+    'objectives/pretrain'."""
+    return name.rsplit("/", 1)[0]
+
+
+def _file_stem(group: str) -> str:
+    return group.replace("/", "_")
 
 
 def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
@@ -187,14 +193,14 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
                 means.append(mean)
                 halves.append(0 if math.isnan(half) else half)
                 ax.scatter([x] * len(seeds), list(seeds.values()), s=8, color="black", zorder=3)
-            ax.bar(xs, means, width, yerr=halves, capsize=3, label=e.name.split("/", 1)[-1])
+            ax.bar(xs, means, width, yerr=halves, capsize=3, label=e.name.rsplit("/", 1)[-1])
         ax.set_xticks(range(len(metrics)), [m.replace("val/", "") for m in metrics], rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("accuracy")
         ax.set_title(f"{group}: mean over seeds, 95% CI, dots = seeds")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        figures[f"{group}_metrics.png"] = _png(fig)
+        figures[f"{_file_stem(group)}_metrics.png"] = _png(fig)
     return figures
 
 
@@ -226,7 +232,7 @@ def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, 
                 for ax, metric in zip(axes, ("train/loss", "val/acc")):
                     if curves[metric]:
                         steps, values = zip(*curves[metric])
-                        label = e.name.split("/", 1)[-1] if k == 0 else None
+                        label = e.name.rsplit("/", 1)[-1] if k == 0 else None
                         ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
         for ax, metric in zip(axes, ("train/loss", "val/acc")):
             ax.set_xlabel("step")
@@ -234,7 +240,7 @@ def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, 
             ax.grid(alpha=0.3)
         axes[1].legend(fontsize=8)
         fig.tight_layout()
-        figures[f"{group}_curves.png"] = _png(fig)
+        figures[f"{_file_stem(group)}_curves.png"] = _png(fig)
     return figures
 
 
