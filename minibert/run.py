@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +24,9 @@ def fit(configs: Sequence[str | Path], overrides: Sequence[str] = (), root_dir: 
     args = ["fit", *(f"--config={c}" for c in configs), *QUIET, *overrides]
     if root_dir is not None:
         args.append(f"--trainer.default_root_dir={root_dir}")
-    cli = MiniBertCLI(args=args)
+    with warnings.catch_warnings():  # the caller's own sys.argv is not meant for this run: that is the point
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter is intended")
+        cli = MiniBertCLI(args=args)
     log_dir = Path(cli.trainer.log_dir)
     summary = json.loads((log_dir / "summary.json").read_text())
     return {**summary, "log_dir": str(log_dir)}

@@ -160,3 +160,15 @@ def test_malformed_grid_is_a_clear_error(tmp_path, content, message):
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # no API key, no mode preset
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "1", "--only", "finetune/full",
+                    "--logger", "wandb", "--workers", "2", env={**env, "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    offline = list(out.glob("runs/*/*/*/wandb/offline-run-*"))
+    assert len(offline) == 2  # pretrain/bidirectional and finetune/full, one wandb run each
+    assert set(csv_runs(out)) == {("pretrain/bidirectional", "0"), ("finetune/full", "0")}
+    assert (out / "finetune_curves.png").is_file()  # the CSV log is kept beside wandb for the report

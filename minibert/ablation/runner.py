@@ -23,8 +23,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from minibert.ablation.grid import Experiment
-from minibert.files import write_json
+from minibert.files import write_atomic, write_json
 
 DONE = "summary.json"
 
@@ -67,24 +69,37 @@ def plan(experiments: list[Experiment], seeds: list[int], out: Path, root: Path)
     return sorted(runs.values(), key=lambda r: (r.upstream is not None, r.experiment.name, r.seed))
 
 
-def cli_args(run: Run, logger: str) -> list[str]:
-    """The full `fit` arguments of a run (after its configs)."""
-    e = run.experiment
-    args = [f"--seed_everything={run.seed}", *e.cli_args()]
+def cli_args(run: Run) -> list[str]:
+    """The `fit` arguments of a run after its config files: seed, overrides, upstream checkpoint."""
+    args = [f"--seed_everything={run.seed}", *run.experiment.cli_args()]
     if run.upstream is not None:
         args.append(f"--model.init_args.encoder_ckpt={run.upstream.summary()['checkpoint']}")
-    if logger == "wandb":
-        varied = [f"{k.split('.')[-1]}={v}" for k, v in e.overrides.items()]
-        args += [
-            "--trainer.logger=minibert.loggers.SafeWandbLogger",
-            "--trainer.logger.project=minibert",
-            f"--trainer.logger.save_dir={run.run_dir}",
-            f"--trainer.logger.group={e.name}",
-            f"--trainer.logger.job_type={e.job_type}",
-            f"--trainer.logger.name={e.name}/seed{run.seed}",
-            f"--trainer.logger.tags={json.dumps([e.job_type, *varied])}",
-        ]
     return args
+
+
+def wandb_config(run: Run) -> dict:
+    """A config layer that logs to CSV (the report's learning curves read it) and to wandb, grouped by
+    experiment, with the job type and the varied settings as tags."""
+    e = run.experiment
+    tags = [e.job_type, *(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in e.overrides.items())]
+    return {
+        "trainer": {
+            "logger": [
+                {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(run.run_dir)}},
+                {
+                    "class_path": "minibert.loggers.SafeWandbLogger",
+                    "init_args": {
+                        "project": "minibert",
+                        "save_dir": str(run.run_dir),
+                        "group": e.name,
+                        "job_type": e.job_type,
+                        "name": f"{e.name}/seed{run.seed}",
+                        "tags": [t[:64] for t in tags],  # wandb caps tag length at 64
+                    },
+                },
+            ]
+        }
+    }
 
 
 @contextlib.contextmanager
@@ -119,7 +134,10 @@ def execute(run: Run, root: str, logger: str) -> dict:
     run.run_dir.mkdir(parents=True)
     with _output_to(run.run_dir / "run.log"):
         configs = [Path(root) / c for c in run.experiment.configs]
-        summary = fit(configs, cli_args(run, logger), root_dir=run.run_dir)
+        if logger == "wandb":
+            configs.append(run.run_dir / "wandb_logger.yaml")
+            write_atomic(configs[-1], yaml.safe_dump(wandb_config(run)))
+        summary = fit(configs, cli_args(run), root_dir=run.run_dir)
         if logger == "wandb":
             import wandb
 
