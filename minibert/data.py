@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import lightning as L
 import numpy as np
+import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 from minibert.objectives.base import Batch, Objective
@@ -57,6 +58,16 @@ class FixedSet(Dataset):
 
     def __getitem__(self, i: int) -> Batch:
         return {k: v[i] for k, v in self.batch.items()}
+
+    def __getitems__(self, indices: list[int]) -> Batch:
+        """A whole batch by one index per tensor (the DataLoader calls this instead of B `__getitem__`s)."""
+        rows = torch.as_tensor(indices)
+        return {k: v[rows] for k, v in self.batch.items()}
+
+
+def _already_batched(batch: Batch) -> Batch:
+    """collate_fn for `FixedSet.__getitems__`, whose batches need no collating."""
+    return batch
 
 
 class StreamDataModule(L.LightningDataModule):
@@ -98,12 +109,13 @@ class StreamDataModule(L.LightningDataModule):
         if self.val_set is None:
             self.val_set = FixedSet(self.source, self.val_size, self.val_seed)
 
-    def _loader(self, dataset: Dataset, batch_size: int | None) -> DataLoader:
+    def _loader(self, dataset: Dataset, batch_size: int | None, **kwargs) -> DataLoader:
         return DataLoader(
             dataset,
             batch_size=batch_size,
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
+            **kwargs,
         )
 
     def train_dataloader(self) -> DataLoader:
@@ -115,4 +127,4 @@ class StreamDataModule(L.LightningDataModule):
         return self._loader(stream, batch_size=None)  # the stream already yields whole batches
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val_set, batch_size=self.val_batch_size)
+        return self._loader(self.val_set, batch_size=self.val_batch_size, collate_fn=_already_batched)
