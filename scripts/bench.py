@@ -146,7 +146,8 @@ class Size:
         self.batch, self.pairs, self.width, self.heads = batch, pairs, width, max(1, width // 16)
 
     def __str__(self) -> str:
-        return f"batch {self.batch}, {self.pairs} pairs (T={1 + 2 * self.pairs}), width {self.width}, {self.heads} heads"
+        T = 1 + 2 * self.pairs
+        return f"batch {self.batch}, {self.pairs} pairs (T={T}), width {self.width}, {self.heads} heads"
 
 
 class StepTimer(L.Callback):
@@ -369,7 +370,8 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         achieved = row["flops_project"] / row["project"]
         lines.append(
             f"| {row['size']} | {row['flops_project'] / 1e9:.3f} / {row['flops_plain'] / 1e9:.3f} | "
-            f"{row['project'] * 1e3:.1f} | {row['plain'] * 1e3:.1f} | {achieved / 1e9:.2f} | {achieved / rate * 100:.1f}% |"
+            f"{row['project'] * 1e3:.1f} | {row['plain'] * 1e3:.1f} | {achieved / 1e9:.2f} | "
+            f"{achieved / rate * 100:.1f}% |"
         )
     ablation = Path("results/ablation.md")
     lines += [
