@@ -59,15 +59,28 @@ class FixedSet(Dataset):
     def __getitem__(self, i: int) -> Batch:
         return {k: v[i] for k, v in self.batch.items()}
 
+
+class _FetchedInBatches(Dataset):
+    """A FixedSet that a DataLoader fetches a batch at a time: one index per tensor instead of B examples
+    collated one by one (which costs more than validating them). Samplers, DDP's included, are unaffected:
+    they still see single indices. Use with `collate_fn=_FetchedInBatches.collate`."""
+
+    def __init__(self, examples: FixedSet) -> None:
+        self.examples = examples
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: int) -> Batch:
+        return self.examples[i]
+
     def __getitems__(self, indices: list[int]) -> Batch:
-        """A whole batch by one index per tensor (the DataLoader calls this instead of B `__getitem__`s)."""
         rows = torch.as_tensor(indices)
-        return {k: v[rows] for k, v in self.batch.items()}
+        return {k: v[rows] for k, v in self.examples.batch.items()}
 
-
-def _already_batched(batch: Batch) -> Batch:
-    """collate_fn for `FixedSet.__getitems__`, whose batches need no collating."""
-    return batch
+    @staticmethod
+    def collate(batch: Batch) -> Batch:
+        return batch  # already a batch
 
 
 class StreamDataModule(L.LightningDataModule):
@@ -127,4 +140,5 @@ class StreamDataModule(L.LightningDataModule):
         return self._loader(stream, batch_size=None)  # the stream already yields whole batches
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val_set, batch_size=self.val_batch_size, collate_fn=_already_batched)
+        batches = _FetchedInBatches(self.val_set)
+        return self._loader(batches, batch_size=self.val_batch_size, collate_fn=_FetchedInBatches.collate)
