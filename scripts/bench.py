@@ -182,7 +182,8 @@ def project_args(size: Size, accelerator: str, precision: str, config: str) -> l
 def project_run(args: list[str], steps: int) -> list[float]:
     """One user run of `python -m minibert fit ARGS --trainer.max_steps=STEPS`; returns its step intervals."""
     timer = StepTimer()
-    with tempfile.TemporaryDirectory() as root, contextlib.redirect_stderr(io.StringIO()):
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())  # bar, tips
+    with tempfile.TemporaryDirectory() as root, quiet[0], quiet[1]:
         cli = MiniBertCLI(args=[*args, f"--trainer.max_steps={steps}", f"--trainer.default_root_dir={root}"], run=False)
         cli.trainer.callbacks.append(timer)
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
@@ -277,8 +278,9 @@ def head_to_head(size: Size, repeats: int, steps: int, warmup: int, device: torc
     """A B A B ...: user runs of the project against plain loops; per-run medians, then medians over runs."""
     bf16 = args.precision.startswith("bf16")
     cli_args = project_args(size, args.accelerator, args.precision, args.config)
-    project, plain, ratios = [], [], []
+    project, plain, ratios, rates = [], [], [], []
     for r in range(repeats):
+        rates.append(matmul_rate(device, bf16))  # per repeat: the machine's speed drifts when it is shared
         a = statistics.median(project_run(cli_args, steps + warmup)[warmup:])
         loop = PlainLoop(size, steps + warmup, device, bf16)
         b = statistics.median(timed_steps(loop.step, steps + warmup, device)[warmup:])
@@ -290,6 +292,7 @@ def head_to_head(size: Size, repeats: int, steps: int, warmup: int, device: torc
         "project": project,
         "plain": plain,
         "ratios": ratios,
+        "rates": rates,
         "flops_project": ProjectModelStep(size, device, bf16).flops(),  # the same module and batch recipe
         "flops_plain": PlainLoop(size, 1, device, bf16).flops(),
     }
@@ -325,7 +328,12 @@ def spread(values: list[float]) -> str:
 
 def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float], rows: list[dict]) -> str:
     med = {k: statistics.median(h2h[k]) for k in ("project", "plain", "ratios")}
-    util = {k: h2h[f"flops_{k}"] / med[k] / rate for k in ("project", "plain")}
+    # utilisation per repeat (that repeat's step times and matmul rate), then medians
+    util = {
+        k: statistics.median(h2h[f"flops_{k}"] / t / r for t, r in zip(h2h[k], h2h["rates"], strict=True))
+        for k in ("project", "plain")
+    }
+    util_ratio = statistics.median(h2h["flops_project"] / h2h["flops_plain"] / r for r in h2h["ratios"])
     size = Size(args.batch_size, 8, args.width)
     lines = [
         "# Benchmark: minibert pre-training step vs a plain PyTorch loop",
@@ -333,7 +341,8 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         f"Command: `{command}`  ",
         f"Machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {args.accelerator}, "
         f"{torch.get_num_threads()} torch thread(s), precision {args.precision}  ",
-        f"Matmul rate (one {'4096' if args.accelerator == 'gpu' else '1024'}^2 matmul): {rate / 1e9:.1f} GFLOP/s",
+        f"Matmul rate (one {'4096' if args.accelerator == 'gpu' else '1024'}^2 matmul) at the start: "
+        f"{rate / 1e9:.1f} GFLOP/s (scaling uses it; the step table uses each repeat's own)",
         "",
         f"## Step time at {size}",
         "",
@@ -352,7 +361,8 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         "",
         f"Median ratio project / plain: **{med['ratios']:.3f}** (per repeat: "
         f"{', '.join(f'{r:.3f}' for r in h2h['ratios'])}); "
-        f"utilisation project / plain: **{util['project'] / util['plain']:.2f}x**.",
+        f"utilisation project / plain (median over repeats): **{util_ratio:.2f}x**. Matmul rate per repeat: "
+        f"{', '.join(f'{r / 1e9:.0f}' for r in h2h['rates'])} GFLOP/s.",
         "",
         "## Data pipeline alone (batch 64)",
         "",

@@ -194,7 +194,7 @@ def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
     assert "old tables" not in text and text.endswith("hand-written notes\n")
     assert f"{__import__('os').cpu_count()} CPU cores" in text and "--batch-size 8" in text
     h2h = result["h2h"]
-    assert len(h2h["ratios"]) == 2 and all(r > 0 for r in h2h["ratios"])
+    assert len(h2h["ratios"]) == len(h2h["rates"]) == 2 and all(r > 0 for r in h2h["ratios"] + h2h["rates"])
     # counted FLOPs are the arithmetic's: 3 x forward (backward costs two forward's), attention included
     assert h2h["flops_plain"] == 3 * _plain_forward_flops(8, 8, 32)
     # the project grades only the picked positions, so its head does less work; the rest is identical
