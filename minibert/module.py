@@ -76,7 +76,10 @@ class EncoderModule(L.LightningModule):
         """True on the steps whose logged values reach the logger (every `log_every_n_steps`) and on the last
         step (for the run's summary). `self.log` costs about as much as a tenth of this model's step, and
         values logged on other steps are overwritten unread, so logging only here writes the same files."""
-        step, trainer = self.global_step + 1, self.trainer
+        trainer = self._trainer  # None when a test calls training_step directly (self.trainer would raise)
+        if trainer is None:
+            return True
+        step = self.global_step + 1
         return step % trainer.log_every_n_steps == 0 or step >= trainer.max_steps
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
