@@ -10,11 +10,15 @@
 
 from __future__ import annotations
 
+from lightning.pytorch import Trainer
+from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from minibert.callbacks import RunSummary
 from minibert.data import StreamDataModule
 from minibert.module import EncoderModule
+
+BAR_REFRESH = 10  # steps between progress-bar redraws, unless trainer.callbacks names a progress bar
 
 
 class MiniBertCLI(LightningCLI):
@@ -27,6 +31,20 @@ class MiniBertCLI(LightningCLI):
         parser.add_lightning_class_args(RunSummary, "summary")
         parser.link_arguments("seed_everything", "data.seed")
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
+
+    def instantiate_trainer(self, **kwargs) -> Trainer:
+        trainer = super().instantiate_trainer(**kwargs)
+        bar = trainer.progress_bar_callback
+        if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
+            # Lightning's default bar redraws the terminal twice every step, which costs more than a step of
+            # the default model; every BAR_REFRESH steps is still several times a second.
+            trainer.callbacks[trainer.callbacks.index(bar)] = TQDMProgressBar(refresh_rate=BAR_REFRESH)
+        return trainer
+
+    def _configured_progress_bar(self) -> bool:
+        config = self.config[self.subcommand] if self.subcommand else self.config
+        callbacks = config.trainer.callbacks or []
+        return any("ProgressBar" in str(getattr(c, "class_path", c)) for c in callbacks)
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand] if self.subcommand else self.config

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import lightning as L
 import numpy as np
+import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 from minibert.objectives.base import Batch, Objective
@@ -57,6 +58,29 @@ class FixedSet(Dataset):
 
     def __getitem__(self, i: int) -> Batch:
         return {k: v[i] for k, v in self.batch.items()}
+
+
+class _FetchedInBatches(Dataset):
+    """A FixedSet that a DataLoader fetches a batch at a time: one index per tensor instead of B examples
+    collated one by one (which costs more than validating them). Samplers, DDP's included, are unaffected:
+    they still see single indices. Use with `collate_fn=_FetchedInBatches.collate`."""
+
+    def __init__(self, examples: FixedSet) -> None:
+        self.examples = examples
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: int) -> Batch:
+        return self.examples[i]
+
+    def __getitems__(self, indices: list[int]) -> Batch:
+        rows = torch.as_tensor(indices)
+        return {k: v[rows] for k, v in self.examples.batch.items()}
+
+    @staticmethod
+    def collate(batch: Batch) -> Batch:
+        return batch  # already a batch
 
 
 class StreamDataModule(L.LightningDataModule):
@@ -98,12 +122,13 @@ class StreamDataModule(L.LightningDataModule):
         if self.val_set is None:
             self.val_set = FixedSet(self.source, self.val_size, self.val_seed)
 
-    def _loader(self, dataset: Dataset, batch_size: int | None) -> DataLoader:
+    def _loader(self, dataset: Dataset, batch_size: int | None, **kwargs) -> DataLoader:
         return DataLoader(
             dataset,
             batch_size=batch_size,
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
+            **kwargs,
         )
 
     def train_dataloader(self) -> DataLoader:
@@ -115,4 +140,5 @@ class StreamDataModule(L.LightningDataModule):
         return self._loader(stream, batch_size=None)  # the stream already yields whole batches
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader(self.val_set, batch_size=self.val_batch_size)
+        batches = _FetchedInBatches(self.val_set)
+        return self._loader(batches, batch_size=self.val_batch_size, collate_fn=_FetchedInBatches.collate)

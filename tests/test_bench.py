@@ -1,0 +1,224 @@
+"""The performance work keeps behaviour: the encoder against a straightforward reference, the plain loop of
+the benchmark against the project's architecture, fused AdamW against the for-loop one, batched validation
+fetches against per-example collation, sparse train/loss logging, the non-finite stop; and a small run of
+scripts/bench.py whose FLOP count matches the arithmetic."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import lightning as L
+import pytest
+import torch
+from torch.utils.data import default_collate
+
+from minibert.data import StreamDataModule
+from minibert.model import Encoder, EncoderConfig
+from minibert.module import EncoderModule
+from minibert.objectives import MaskedLM
+from minibert.run import fit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reference_encoder(encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
+    """The encoder written out op by op: explicit softmax attention, explicit layer norm."""
+
+    def norm(x, ln):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+        return (x - mean) / torch.sqrt(var + ln.eps) * ln.weight + ln.bias
+
+    def linear(x, lin):
+        return x @ lin.weight.T + lin.bias
+
+    config = encoder.config
+    B, T = ids.shape
+    H, D = config.heads, config.width // config.heads
+    x = encoder.tok.weight[ids] + encoder.pos.weight[:T]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    for block in encoder.blocks:
+
+        def attend(h, block=block):
+            q, k, v = linear(h, block.attn.qkv).split(config.width, dim=-1)
+            q, k, v = (t.reshape(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # (B, H, T, D)
+            scores = q @ k.transpose(-1, -2) / math.sqrt(D)  # (B, H, T, T)
+            if config.causal:
+                scores = scores.masked_fill(future, float("-inf"))
+            y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, config.width)
+            return linear(y, block.attn.proj)
+
+        def mlp(h, block=block):
+            up = linear(h, block.mlp[0])
+            return linear(0.5 * up * (1 + torch.erf(up / math.sqrt(2))), block.mlp[2])
+
+        if config.norm == "pre":
+            x = x + attend(norm(x, block.norm1))
+            x = x + mlp(norm(x, block.norm2))
+        else:
+            x = norm(x + attend(x), block.norm1)
+            x = norm(x + mlp(x), block.norm2)
+    return norm(x, encoder.final_norm) if encoder.final_norm is not None else x
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_encoder_matches_the_reference_implementation(causal, norm):
+    torch.manual_seed(0)
+    encoder = Encoder(EncoderConfig(causal=causal, norm=norm, width=64, heads=4, layers=3))
+    ids = torch.randint(0, 18, (5, 17))
+    with torch.no_grad():
+        torch.testing.assert_close(encoder(ids), reference_encoder(encoder, ids), rtol=1e-5, atol=1e-5)
+
+
+def test_the_plain_loop_is_the_project_architecture(bench):
+    """Same weights in the benchmark's nn.MultiheadAttention model give the project's logits: the head-to-head
+    compares implementations, not models."""
+    torch.manual_seed(0)
+    module = EncoderModule(MaskedLM())
+    plain = bench.PlainBert(width=32, heads=2, layers=2, max_len=17)
+    with torch.no_grad():
+        plain.tok.weight.copy_(module.encoder.tok.weight)
+        plain.pos.weight.copy_(module.encoder.pos.weight)
+        plain.head.load_state_dict(module.objective.head.state_dict())
+        for ours, theirs in zip(module.encoder.blocks, plain.blocks, strict=True):
+            theirs.attn.in_proj_weight.copy_(ours.attn.qkv.weight)
+            theirs.attn.in_proj_bias.copy_(ours.attn.qkv.bias)
+            theirs.attn.out_proj.load_state_dict(ours.attn.proj.state_dict())
+            for name in ("norm1", "mlp", "norm2"):
+                getattr(theirs, name).load_state_dict(getattr(ours, name).state_dict())
+        ids = torch.randint(0, 18, (6, 17))
+        torch.testing.assert_close(plain(ids), module.objective.head(module.encoder(ids)), rtol=1e-5, atol=1e-5)
+
+
+def test_fused_adamw_takes_the_same_steps_as_the_for_loop_adamw():
+    torch.manual_seed(0)
+    module = EncoderModule(MaskedLM(), weight_decay=0.1)
+    reference = EncoderModule(MaskedLM(), weight_decay=0.1)
+    reference.load_state_dict(module.state_dict())
+    fused = module.optimizer()
+    plain = torch.optim.AdamW(
+        [{"params": [p for p in reference.parameters() if p.ndim >= 2], "weight_decay": 0.1},
+         {"params": [p for p in reference.parameters() if p.ndim < 2], "weight_decay": 0.0}],
+        lr=module.lr, betas=(0.9, 0.98), foreach=False,
+    )  # fmt: skip
+    assert fused.defaults["fused"] and [len(g["params"]) for g in fused.param_groups] == [
+        len(g["params"]) for g in plain.param_groups
+    ]
+    before = module.encoder.tok.weight.detach().clone()
+    # the same gradients for both (recomputing them would let rounding noise in the key bias, whose true
+    # gradient is zero, be amplified by Adam's normalisation into different steps)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        for p, q in zip(module.parameters(), reference.parameters(), strict=True):
+            p.grad = torch.randn(p.shape, generator=generator)
+            q.grad = p.grad.clone()
+        fused.step()
+        plain.step()
+    for a, b in zip(module.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(module.encoder.tok.weight, before)  # the steps did move the weights
+
+
+def test_validation_batches_equal_per_example_collation():
+    data = StreamDataModule(source=MaskedLM(), val_size=100, val_batch_size=40)
+    data.setup("fit")
+    batches = list(data.val_dataloader())
+    assert [len(b["inputs"]) for b in batches] == [40, 40, 20]
+    per_example = default_collate([data.val_set[i] for i in range(40, 80)])
+    assert per_example.keys() == batches[1].keys()
+    assert all(torch.equal(per_example[k], batches[1][k]) for k in per_example)
+
+
+def test_train_loss_reaches_the_logger_every_n_steps_and_the_summary_at_the_last_step(tmp_path):
+    summary = fit(["configs/pretrain.yaml"], ["--trainer.max_steps=25", "--data.val_size=100"], root_dir=tmp_path)
+    lines = (Path(summary["log_dir"]) / "metrics.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    logged = [int(r["step"]) for r in rows if r["train/loss"]]
+    assert logged == [9, 19, 24]  # Lightning writes at steps 10, 20 (0-based 9, 19) and when the run stops
+    assert math.isclose(summary["train/loss"], float([r for r in rows if r["train/loss"]][-1]["train/loss"]))
+
+
+class NaNAt(MaskedLM):
+    """MaskedLM whose loss turns NaN on training call `at`."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at, self.calls = at, 0
+
+    def forward(self, encoder, batch):
+        out = super().forward(encoder, batch)
+        if self.training:
+            self.calls += 1
+            if self.calls == self.at + 1:
+                return out._replace(loss=out.loss * float("nan"))
+        return out
+
+
+def test_a_nan_loss_still_stops_the_run_naming_the_step():
+    module = EncoderModule(NaNAt(at=3))
+    trainer = L.Trainer(
+        max_steps=10, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
+    )  # fmt: skip
+    with pytest.raises(FloatingPointError, match="non-finite training loss nan at step 3"):
+        trainer.fit(module, StreamDataModule(source=module.objective, val_size=100))
+    assert trainer.global_step == 3  # the NaN step did not update the weights
+
+
+def _plain_forward_flops(batch: int, pairs: int, width: int, layers: int = 2, vocab: int = 18) -> int:
+    T = 1 + 2 * pairs
+    tokens = batch * T
+    per_layer = 2 * tokens * width * (3 * width + width + 8 * width) + 2 * 2 * batch * T * T * width
+    return layers * per_layer + 2 * tokens * width * vocab
+
+
+def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
+    out = tmp_path / "bench.md"
+    out.write_text(f"old tables\n{bench.NOTES}\nhand-written notes\n")
+    result = bench.main(
+        ["--repeats", "2", "--steps", "3", "--warmup", "1", "--batch-size", "8", "--scaling-pairs", "2", "4",
+         "--scaling-widths", "64", "--scaling-steps", "1", "--data-seconds", "0.05", "--out", str(out)]
+    )  # fmt: skip
+    text = out.read_text()
+    assert "old tables" not in text and text.endswith("hand-written notes\n")
+    assert f"{__import__('os').cpu_count()} CPU cores" in text and "--batch-size 8" in text
+    h2h = result["h2h"]
+    assert len(h2h["ratios"]) == len(h2h["rates"]) == 2 and all(r > 0 for r in h2h["ratios"] + h2h["rates"])
+    # counted FLOPs are the arithmetic's: 3 x forward (backward costs two forward's), attention included
+    assert h2h["flops_plain"] == 3 * _plain_forward_flops(8, 8, 32)
+    # the project grades only the picked positions, so its head does less work; the rest is identical
+    assert 0.9 * h2h["flops_plain"] < h2h["flops_project"] < h2h["flops_plain"]
+    rows = {(r["size"].pairs, r["size"].width): r for r in result["scaling"]}
+    assert rows[(2, 32)]["flops_plain"] == 3 * _plain_forward_flops(8, 2, 32)
+    assert rows[(4, 32)]["flops_plain"] == 3 * _plain_forward_flops(8, 4, 32)
+    assert rows[(8, 64)]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
+    assert all(r > 0 for r in result["data"]) and result["rate"] > 0
+
+
+def test_bench_bf16_option_runs_unchanged_on_cpu(bench, tmp_path):
+    result = bench.main(
+        ["--precision", "bf16-mixed", "--repeats", "1", "--steps", "2", "--warmup", "1", "--batch-size", "8",
+         "--width", "64", "--scaling-pairs", "2", "--scaling-widths", "--scaling-steps", "1",
+         "--data-seconds", "0.05", "--out", str(tmp_path / "bench.md")]
+    )  # fmt: skip
+    assert result["h2h"]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
+    assert "precision bf16-mixed" in (tmp_path / "bench.md").read_text()
+
+
+def test_bench_refuses_a_gpu_it_cannot_see(bench, capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible here")
+    with pytest.raises(SystemExit):
+        bench.main(["--accelerator", "gpu"])
+    assert "--accelerator gpu" in capsys.readouterr().err
