@@ -99,3 +99,14 @@ class EncoderModule(L.LightningModule):
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         # plain types, so that a checkpoint loads with torch.load(weights_only=True)
         checkpoint["encoder_config"] = asdict(self.encoder_config)
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        # runs before the weights are copied: a checkpoint of another shape fails here, naming the fields
+        saved = checkpoint.get("encoder_config")
+        if saved is not None and saved != asdict(self.encoder_config):
+            differ = [f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in asdict(self.encoder_config).items()
+                      if saved.get(k) != v]
+            raise ValueError(
+                f"ckpt_path holds an encoder of another shape ({'; '.join(differ)}): "
+                "resume with the EncoderConfig it was trained with"
+            )
