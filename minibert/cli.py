@@ -98,7 +98,10 @@ class MiniBertCLI(LightningCLI):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("seed_everything_default", 0)
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
-        kwargs.setdefault("parser_kwargs", {"exit_on_error": False})  # errors come back to us, see main
+        # errors come back to us (see main); no abbreviations (as in jsonargparse 5), so a typo such as
+        # --trainer.max_step is an error instead of silently meaning --trainer.max_steps
+        kwargs.setdefault("parser_kwargs", {"exit_on_error": False, "allow_abbrev": False})
+        self._checkpoint: dict | None = None  # the ckpt_path file, read while parsing
         super().__init__(EncoderModule, StreamDataModule, *args, subclass_mode_model=True, **kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
@@ -122,7 +125,7 @@ class MiniBertCLI(LightningCLI):
             ckpt_path = newest_last_checkpoint(config.trainer.default_root_dir or ".") or "last"
             config.ckpt_path = str(ckpt_path)
         if ckpt_path is not None and str(ckpt_path) not in _CKPT_KEYWORDS:
-            read_checkpoint(ckpt_path, field="ckpt_path")  # exists, loads, and is a minibert checkpoint
+            self._checkpoint = read_checkpoint(ckpt_path, field="ckpt_path")  # exists, loads, is minibert's
 
     def before_instantiate_classes(self) -> None:
         with _config_errors():
@@ -142,6 +145,9 @@ class MiniBertCLI(LightningCLI):
     def instantiate_classes(self) -> None:
         with _config_errors():
             super().instantiate_classes()
+            if self._checkpoint is not None:
+                self.model.check_checkpoint(self._checkpoint)  # a resume of another shape fails here, not in torch
+                self._checkpoint = None
 
 
 def _default_save_dir_to(logger: object, root: str) -> None:
