@@ -155,10 +155,13 @@ def _default_save_dir_to(logger: object, root: str) -> None:
     if not isinstance(logger, (dict, Namespace)) or not logger.get("init_args"):
         return
     module, _, name = logger["class_path"].rpartition(".")
-    parameter = inspect.signature(getattr(importlib.import_module(module), name)).parameters.get("save_dir")
-    init_args = logger["init_args"]
-    if parameter is not None and init_args.get("save_dir", parameter.default) == parameter.default:
-        init_args["save_dir"] = root
+    for cls in getattr(importlib.import_module(module), name).__mro__:  # a subclass may pass it on as **kwargs
+        parameter = inspect.signature(cls.__init__).parameters.get("save_dir")
+        if parameter is not None:
+            init_args = logger["init_args"]
+            if init_args.get("save_dir", parameter.default) == parameter.default:
+                init_args["save_dir"] = root
+            return
 
 
 def main(args=None) -> None:
