@@ -4,6 +4,12 @@ Half of each batch is well formed (label 1); in the other half exactly one close
 pair, is replaced by a *wrong* closer (label 0). The classifier reads the [CLS] output (row 0 of the
 encoder's last layer) through one linear layer to 2 logits.
 
+Encoders pre-trained by other objectives (minibert.objectives) fit as they are: one pre-trained on sentence
+pairs (next sentence prediction: 19 tokens, 35 positions, 2 segments) reads the 17-token sentence as
+segment 0, BERT's convention for single-sentence tasks; `[CLS] A` is exactly the start of its pair layout.
+A causal encoder's [CLS] sees only itself, so there the classifier reads the last row, which has seen the
+whole sentence (GPT's way of classifying).
+
 Example:
     >>> import numpy as np
     >>> batch = Grammaticality().make_batch(np.random.default_rng(0), 6, "train")
@@ -30,6 +36,8 @@ class Grammaticality(Objective):
 
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, 2)
+        self.segmented = config.segments > 0
+        self.readout = -1 if config.causal else 0  # the row that has seen the whole sentence
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
         ids = sample_sentences(rng, size)  # (B, T)
@@ -49,7 +57,9 @@ class Grammaticality(Objective):
         }
 
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
-        logits = self.head(encoder(batch["inputs"])[:, 0])  # (B, 2) from the [CLS] row
+        ids = batch["inputs"]  # (B, T)
+        segments = torch.zeros_like(ids) if self.segmented else None  # one sentence: all segment 0
+        logits = self.head(encoder(ids, segments)[:, self.readout])  # (B, 2) from the [CLS] (or last) row
         target = batch["labels"]
         classes = F.one_hot(target, 2).bool()  # (B, 2): category = true class
         return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, classes)

@@ -59,7 +59,12 @@ def is_opener(ids: np.ndarray) -> np.ndarray:
 
 
 def is_closer(ids: np.ndarray) -> np.ndarray:
-    return ids >= FIRST_CLOSER
+    return (ids >= FIRST_CLOSER) & (ids < len(VOCAB))  # bounded: objectives may add tokens after the closers
+
+
+def is_content(ids: np.ndarray) -> np.ndarray:
+    """Openers and closers: what masking may pick (not [CLS], [MASK] or an objective's own [SEP])."""
+    return is_opener(ids) | is_closer(ids)
 
 
 def closer_of(opener_ids: np.ndarray) -> np.ndarray:

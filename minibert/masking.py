@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from minibert.language import CLS_ID, CONTENT_IDS, MASK_ID, is_opener, partner_index
+from minibert.language import CLS_ID, CONTENT_IDS, MASK_ID, is_closer, is_opener
 
 IGNORE = -100  # label at positions that are not graded (torch's cross_entropy ignore_index)
 
@@ -86,6 +86,12 @@ class MaskingRecipe:
             pickable = ids != CLS_ID
         picked = pickable & (rng.random(ids.shape) < self.p_pick)
         fate = rng.random(ids.shape)  # one uniform per position decides mask / random / kept
+        return self.treat(ids, picked, fate, rng)
+
+    def treat(self, ids: np.ndarray, picked: np.ndarray, fate: np.ndarray, rng: np.random.Generator) -> Masked:
+        """The 80/10/10 treatment of the `picked` (B, T) positions: `fate` (B, T) uniforms below p_mask -> [MASK],
+        below p_mask + p_random -> a random content token, the rest kept. Recipes that pick differently (spans)
+        reuse it; giving a whole span one fate treats the span as a unit."""
         to_mask = picked & (fate < self.p_mask)
         to_random = picked & ~to_mask & (fate < self.p_mask + self.p_random)
         kind = np.full(ids.shape, UNTOUCHED, dtype=np.int64)
@@ -107,7 +113,10 @@ def categories(labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
     """
     picked = labels != IGNORE
     opener = is_opener(labels)
-    partner_kind = kind[:, partner_index(labels.shape[1])]  # (B, T): what happened to each partner
+    # an opener's partner is on its right, a closer's on its left, whatever the layout ([SEP]s included);
+    # on the plain sentence this is partner_index (unpicked positions point at themselves and are dropped)
+    partner = np.arange(labels.shape[1]) + opener - is_closer(labels)  # (B, T)
+    partner_kind = np.take_along_axis(kind, partner, axis=1)  # (B, T): what happened to each partner
     partner_visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
     cats = [
         opener,

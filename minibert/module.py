@@ -3,7 +3,7 @@
 The encoder is a plain `nn.Module` (minibert.model); the objective (minibert.objectives) owns data
 corruption, heads, loss and graded predictions. This module adds optimisation, logging and metrics:
 `train/loss` every step, and at each validation `val/loss` plus `val/acc` and `val/acc_<category>` from a
-`CategoryAccuracy` metric.
+`CategoryAccuracy` metric (one per scoreboard of the objective: `val/<prefix>acc...` for a prefixed one).
 
 Example:
     >>> from minibert.objectives import MaskedLM
@@ -19,6 +19,7 @@ from dataclasses import asdict
 
 import lightning as L
 import torch
+from torch import nn
 
 from minibert.metrics import CategoryAccuracy
 from minibert.model import Encoder, EncoderConfig, count_parameters
@@ -48,7 +49,9 @@ class EncoderModule(L.LightningModule):
         self.encoder_config = objective.configure_encoder(encoder or EncoderConfig())
         self.encoder = Encoder(self.encoder_config)
         objective.build(self.encoder_config)
-        self.val_metric = CategoryAccuracy(objective.categories)
+        boards = objective.scoreboards()
+        self.metric_prefixes = tuple(boards)
+        self.val_metrics = nn.ModuleList(CategoryAccuracy(categories) for categories in boards.values())
         self._last_finite_loss = math.nan
 
     def parameter_counts(self) -> dict[str, int]:
@@ -69,13 +72,16 @@ class EncoderModule(L.LightningModule):
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         out = self.objective(self.encoder, batch)
-        self.val_metric.update(out.preds, out.target, out.categories)
+        graded = out.graded()
+        for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
+            metric.update(graded[prefix].preds, graded[prefix].target, graded[prefix].categories)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
         self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
 
     def on_validation_epoch_end(self) -> None:
-        self.log_dict({f"val/{k}": v for k, v in self.val_metric.compute().items()})
-        self.val_metric.reset()
+        for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
+            self.log_dict({f"val/{prefix}{k}": v for k, v in metric.compute().items()})
+            metric.reset()
 
     def configure_optimizers(self):
         params = [p for p in self.parameters() if p.requires_grad]  # a frozen encoder is not handed over

@@ -1,4 +1,69 @@
+import importlib.util
 import os
+from pathlib import Path
+
+import pytest
+import torch
 
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
+# One thread: the models are tiny, and on a shared 2-core machine a second torch thread mostly spins
+# (a 60-step run took ~95 s with two threads under load, ~4 s with one). Subprocesses inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+torch.set_num_threads(1)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    """The repository root (configs/, scripts/), whatever the working directory."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def short_run(tmp_path_factory) -> dict:
+    """One 60-step default pre-training run (every step logged), shared by the tests that need a trained model."""
+    from minibert.run import fit
+
+    return fit(
+        [ROOT / "configs/pretrain.yaml"],
+        ["--trainer.max_steps=60", "--trainer.log_every_n_steps=1"],
+        root_dir=tmp_path_factory.mktemp("short_run"),
+    )
+
+
+@pytest.fixture(scope="session")
+def scripts():
+    """scripts("demo_masking") -> that script imported as a module (scripts/ is not a package)."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def default_grid(tmp_path_factory):
+    """`python scripts/ablate.py` on the default grid with 3 seeds, run once per session (slow tests only):
+    its return code, stderr, wall time and collected results."""
+    import subprocess
+    import sys
+    import time
+    from types import SimpleNamespace
+
+    from minibert.ablation.grid import load_grid
+    from minibert.ablation.report import Results
+    from minibert.ablation.runner import plan
+
+    out = tmp_path_factory.mktemp("default_grid")
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    wall_time_s = time.perf_counter() - start
+    grid = load_grid(ROOT / "configs/ablations/default.yaml", root=ROOT)
+    results = Results.collect(plan(list(grid.experiments), [0, 1, 2], out, ROOT))
+    return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)

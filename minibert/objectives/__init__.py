@@ -1,6 +1,21 @@
 """Pre-training objectives, chosen by class path in YAML (`model.objective.class_path`)."""
 
 from minibert.objectives.base import Objective, Scored
+from minibert.objectives.combined import Combined
 from minibert.objectives.mlm import MaskedLM
+from minibert.objectives.next_token import NextTokenLM
+from minibert.objectives.nsp import NextSentence
+from minibert.objectives.rtd import ReplacedTokenDetection
+from minibert.objectives.span import SpanMaskedLM, SpanMasking
 
-__all__ = ["MaskedLM", "Objective", "Scored"]
+__all__ = [
+    "Combined",
+    "MaskedLM",
+    "NextSentence",
+    "NextTokenLM",
+    "Objective",
+    "ReplacedTokenDetection",
+    "Scored",
+    "SpanMaskedLM",
+    "SpanMasking",
+]

@@ -2,7 +2,8 @@
 
 An objective owns how a clean batch becomes inputs and targets (`make_batch`, numpy, run by the data
 pipeline), the attention it needs (`configure_encoder`), its head(s) on the shared encoder (`build`), its
-loss and what it grades (`forward`), and the categories its accuracy is split by (`categories`).
+loss and what it grades (`forward`, or just `score` when it reads the encoder once), and the categories its
+accuracy is split by (`categories`, or several groups of them via `scoreboards`).
 
 Adding an objective is one file: subclass `Objective`, then name it by class path in YAML:
 
@@ -10,11 +11,16 @@ Adding an objective is one file: subclass `Objective`, then name it by class pat
       objective:
         class_path: my_package.MyObjective
         init_args: {...}
+
+Objectives that can share one encoder input also implement `corrupt` (add their corruption and targets
+to a batch another objective made) and `score` (loss from the shared hidden states); `Combined` stacks
+them with weights (BERT = next sentence prediction + MLM). docs/objectives.md walks through an example.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -28,12 +34,21 @@ Batch = dict[str, torch.Tensor]
 
 
 class Scored(NamedTuple):
-    """One batch's loss and what it grades: N graded predictions with their targets and categories."""
+    """One batch's loss and what it grades: N graded predictions with their targets and categories.
+
+    An objective that grades several things (a `Combined`, or ELECTRA's discriminator and generator) sets
+    `parts`, keyed by the metric prefixes of its `scoreboards()`; metrics then read the parts instead.
+    """
 
     loss: torch.Tensor  # () scalar
     preds: torch.Tensor  # (N,) predicted class ids
     target: torch.Tensor  # (N,) true class ids
     categories: torch.Tensor  # (N, len(objective.categories)) bool
+    parts: Mapping[str, Scored] | None = None
+
+    def graded(self) -> Mapping[str, Scored]:
+        """What metrics read: the parts by prefix, or this one under the empty prefix."""
+        return self.parts if self.parts is not None else {"": self}
 
 
 class Objective(nn.Module, ABC):
@@ -46,6 +61,12 @@ class Objective(nn.Module, ABC):
         """The encoder this objective needs, given the configured one (e.g. force causal attention)."""
         return config
 
+    def scoreboards(self) -> dict[str, tuple[str, ...]]:
+        """Metric prefix -> categories: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
+
+        One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
+        return {"": tuple(self.categories)}
+
     @abstractmethod
     def build(self, config: EncoderConfig) -> None:
         """Create the head(s) for an encoder of this shape."""
@@ -54,9 +75,23 @@ class Objective(nn.Module, ABC):
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
         """A fresh batch of `size` examples drawn with `rng` alone (so it is reproducible)."""
 
-    @abstractmethod
+    def corrupt(self, batch: Batch, rng: np.random.Generator, split: Split) -> Batch:
+        """Add this objective's corruption of `batch["inputs"]` and its targets to a batch another
+        objective made (how `Combined` shares one input); return a new dict, leaving other keys as they are."""
+        raise NotImplementedError(f"{type(self).__name__} cannot corrupt another objective's input")
+
+    def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
+        """Loss and graded predictions from the encoder's output (B, T, C) on this batch's inputs."""
+        raise NotImplementedError(f"{type(self).__name__} implements forward, not score")
+
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
         """Run the encoder and head(s) on a batch; return loss and graded predictions."""
+        return self.score(encode(encoder, batch), batch)
+
+
+def encode(encoder: Encoder, batch: Batch) -> torch.Tensor:
+    """The encoder on `batch["inputs"]` (B, T), with `batch["segments"]` when the batch has them -> (B, T, C)."""
+    return encoder(batch["inputs"], batch.get("segments"))
 
 
 def masked_mean_cross_entropy(logits: torch.Tensor, target: torch.Tensor, count: torch.Tensor) -> torch.Tensor:

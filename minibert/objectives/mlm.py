@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from minibert.language import sample_sentences
+from minibert.language import is_content, sample_sentences
 from minibert.masking import IGNORE, MLM_CATEGORIES, MaskingRecipe, categories
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy
@@ -28,6 +28,8 @@ class MaskedLM(Objective):
 
     masking: the recipe for training batches; eval_masking: the recipe of the validation questions
     (BERT's default, so that runs trained on other recipes are graded on the same questions).
+    Stacked in a `Combined` after an objective that lays out the input (next sentence prediction), it
+    masks that input's openers and closers (`corrupt`).
     """
 
     categories = MLM_CATEGORIES
@@ -40,16 +42,20 @@ class MaskedLM(Objective):
         self.head = nn.Linear(config.width, config.vocab_size)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
+        return self.corrupt({"inputs": torch.from_numpy(sample_sentences(rng, size))}, rng, split)
+
+    def corrupt(self, batch: Batch, rng: np.random.Generator, split: Split) -> Batch:
         recipe = self.masking if split == "train" else self.eval_masking
-        masked = recipe.apply(sample_sentences(rng, size), rng)
+        ids = batch["inputs"].numpy()
+        masked = recipe.apply(ids, rng, pickable=is_content(ids))
         return {
+            **batch,
             "inputs": torch.from_numpy(masked.inputs),
             "labels": torch.from_numpy(masked.labels),
             "categories": torch.from_numpy(categories(masked.labels, masked.kind)),
         }
 
-    def forward(self, encoder: Encoder, batch: Batch) -> Scored:
-        hidden = encoder(batch["inputs"])  # (B, T, C)
+    def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
         picked = batch["labels"] != IGNORE  # (B, T)
         logits = self.head(hidden[picked])  # (N, V): only graded positions reach the head
         target = batch["labels"][picked]  # (N,)

@@ -1,0 +1,301 @@
+"""Turn finished runs into results a person can read without running anything.
+
+`ablation.csv` (tidy: experiment, seed, metric, value, run_dir), `ablation.md` (mean +/- 95% confidence
+interval over seeds next to the write-up's figures, and whether each claim holds on every seed), PNG
+pictures (per-category bars with error bars, learning curves) and `dashboard.html` (all of it in one
+self-contained page). Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef  # noqa: E402
+from minibert.ablation.runner import Run  # noqa: E402
+from minibert.files import write_atomic  # noqa: E402
+
+# two-sided 95% Student t quantiles by degrees of freedom (larger df fall back to the nearest smaller key)
+_T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    15: 2.131,
+    20: 2.086,
+    30: 2.042,
+    60: 2.000,
+    120: 1.980,
+}
+
+
+def ci95(values: list[float]) -> tuple[float, float]:
+    """Mean and half-width of the 95% confidence interval of the mean (NaN half-width for one value)."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return math.nan, math.nan
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, math.nan
+    df = len(values) - 1
+    t = _T95[max(k for k in _T95 if k <= df)]
+    return mean, t * statistics.stdev(values) / math.sqrt(len(values))
+
+
+@dataclass
+class Results:
+    """Metric values by (experiment, metric) -> {seed: value}, from the runs' summaries."""
+
+    values: dict[tuple[str, str], dict[int, float]]
+    runs: list[Run]
+
+    @classmethod
+    def collect(cls, runs: list[Run]) -> Results:
+        values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+        for run in runs:
+            if not run.done:
+                continue
+            for metric, value in run.summary().items():
+                if isinstance(value, (int, float)) or value is None:
+                    values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
+        return cls(dict(values), [r for r in runs if r.done])
+
+    def get(self, ref: MetricRef) -> dict[int, float]:
+        return self.values.get((ref.experiment, ref.metric), {})
+
+    def rows(self) -> list[dict]:
+        return [
+            {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v, "run_dir": str(r.run_dir)}
+            for r in self.runs
+            for m, v in sorted(r.summary().items())
+            if isinstance(v, (int, float)) or v is None
+        ]
+
+
+def claim_by_seed(claim: Claim, results: Results) -> dict[int, bool]:
+    """Whether the claim holds on each seed that has all the values it needs."""
+    if claim.value is not None:
+        lo = -math.inf if claim.at_least is None else claim.at_least
+        hi = math.inf if claim.at_most is None else claim.at_most
+        return {s: lo <= v <= hi for s, v in results.get(claim.value).items()}
+    lower, higher = results.get(claim.lower), results.get(claim.higher)
+    return {s: lower[s] < higher[s] for s in sorted(set(lower) & set(higher))}
+
+
+def _fmt(mean: float, half: float, percent: bool) -> str:
+    if math.isnan(mean):
+        return "n/a"
+    scale, unit = (100, "%") if percent else (1, "")
+    if not percent and mean == int(mean) and (math.isnan(half) or half == 0):
+        return f"{int(mean):,}"  # counts: parameters, steps
+    if math.isnan(half):
+        return f"{mean * scale:.1f}{unit}" if percent else f"{mean:.4g}"
+    return f"{mean * scale:.1f} ± {half * scale:.1f}{unit}" if percent else f"{mean:.4g} ± {half:.2g}"
+
+
+def _is_rate(metric: str) -> bool:
+    return "/acc" in metric
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def html(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows)
+        return f"<h3>{html.escape(self.title)}</h3><table><tr>{head}</tr>{body}</table>"
+
+
+def tables(grid: Grid, experiments: list[Experiment], results: Results) -> list[Table]:
+    out = []
+    for job_type in ("pretrain", "finetune"):
+        rows = []
+        for e in (e for e in experiments if e.job_type == job_type):
+            for metric in e.metrics:
+                by_seed = results.values.get((e.name, metric), {})
+                mean, half = ci95(list(by_seed.values()))
+                ref = e.reference.get(metric)
+                ref_text = "" if ref is None else _fmt(ref, math.nan, _is_rate(metric))
+                rows.append([e.name, metric, _fmt(mean, half, _is_rate(metric)), ref_text, str(len(by_seed))])
+        if rows:
+            title = f"{job_type} runs: mean ± 95% CI over seeds"
+            out.append(Table(title, ["experiment", "metric", "measured", "write-up", "seeds"], rows))
+    names = {e.name for e in experiments}
+    claim_rows = []
+    for claim in grid.claims:
+        if not claim.experiments() <= names:
+            continue
+        by_seed = claim_by_seed(claim, results)
+        verdict = "yes" if by_seed and all(by_seed.values()) else "NO"
+        seeds = ", ".join(f"{s}:{'✓' if ok else '✗'}" for s, ok in sorted(by_seed.items())) or "no runs"
+        claim_rows.append([claim.text, seeds, verdict])
+    if claim_rows:
+        out.append(Table("claims (direction on every seed)", ["claim", "per seed", "holds on every seed"], claim_rows))
+    return out
+
+
+def _group(name: str) -> str:
+    """Experiments are pictured together by their name less its last part: 'objectives/pretrain/mlm' ->
+    'objectives/pretrain'."""
+    return name.rsplit("/", 1)[0]
+
+
+def _file_stem(group: str) -> str:
+    return group.replace("/", "_")
+
+
+def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
+    """One PNG per experiment group (the name before '/'): bars per metric, one colour per experiment,
+    mean with 95% CI error bars and each seed as a dot."""
+    figures = {}
+    groups: dict[str, list[Experiment]] = defaultdict(list)
+    for e in experiments:
+        groups[_group(e.name)].append(e)
+    for group, members in groups.items():
+        metrics = [m for m in dict.fromkeys(m for e in members for m in e.metrics) if _is_rate(m)]
+        if not metrics:
+            continue
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(metrics) * max(1, len(members)) / 2 + 2), 4))
+        width = 0.8 / len(members)
+        for i, e in enumerate(members):
+            xs, means, halves = [], [], []
+            for j, m in enumerate(metrics):
+                seeds = results.values.get((e.name, m), {})
+                mean, half = ci95(list(seeds.values()))
+                x = j + (i - (len(members) - 1) / 2) * width
+                xs.append(x)
+                means.append(mean)
+                halves.append(0 if math.isnan(half) else half)
+                ax.scatter([x] * len(seeds), list(seeds.values()), s=8, color="black", zorder=3)
+            ax.bar(xs, means, width, yerr=halves, capsize=3, label=e.name.rsplit("/", 1)[-1])
+        ax.set_xticks(range(len(metrics)), [m.replace("val/", "") for m in metrics], rotation=30, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("accuracy")
+        ax.set_title(f"{group}: mean over seeds, 95% CI, dots = seeds")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        figures[f"{_file_stem(group)}_metrics.png"] = _png(fig)
+    return figures
+
+
+def _read_curves(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    curves: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    path = log_dir / "metrics.csv"
+    if not path.is_file():
+        return curves
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            for metric in ("train/loss", "val/acc"):
+                if row.get(metric):
+                    curves[metric].append((int(row["step"]) + 1, float(row[metric])))
+    return curves
+
+
+def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
+    """Per group: training loss and validation accuracy over steps, one line per experiment and seed."""
+    figures = {}
+    groups: dict[str, list[Experiment]] = defaultdict(list)
+    for e in experiments:
+        groups[_group(e.name)].append(e)
+    for group, members in groups.items():
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+        for i, e in enumerate(members):
+            color = f"C{i}"
+            for k, run in enumerate(r for r in results.runs if r.experiment.name == e.name):
+                curves = _read_curves(Path(run.summary()["log_dir"]))
+                for ax, metric in zip(axes, ("train/loss", "val/acc")):
+                    if curves[metric]:
+                        steps, values = zip(*curves[metric])
+                        label = e.name.rsplit("/", 1)[-1] if k == 0 else None
+                        ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
+        for ax, metric in zip(axes, ("train/loss", "val/acc")):
+            ax.set_xlabel("step")
+            ax.set_title(f"{group}: {metric} (one line per seed)")
+            ax.grid(alpha=0.3)
+        axes[1].legend(fontsize=8)
+        fig.tight_layout()
+        figures[f"{_file_stem(group)}_curves.png"] = _png(fig)
+    return figures
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def write_report(
+    out: Path, grid: Grid, experiments: list[Experiment], runs: list[Run], header: list[str]
+) -> list[Path]:
+    """Write csv, md, png and html into `out`; returns the paths written."""
+    results = Results.collect(runs)
+    written = []
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, ["experiment", "seed", "metric", "value", "run_dir"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(results.rows())
+    write_atomic(out / "ablation.csv", buffer.getvalue())
+    written.append(out / "ablation.csv")
+
+    parts = tables(grid, experiments, results)
+    figures = {**bar_figures(experiments, results), **curve_figures(experiments, results)}
+    for name, data in figures.items():
+        write_atomic(out / name, data)
+        written.append(out / name)
+
+    source = f"\nWrite-up figures: {grid.reference_source}\n" if grid.reference_source else ""
+    md = ["# Ablation results", "", *[f"- {h}" for h in header], source]
+    md += [t.markdown() for t in parts]
+    md += [f"![{name}]({name})" for name in figures]
+    write_atomic(out / "ablation.md", "\n".join(md) + "\n")
+    written.append(out / "ablation.md")
+
+    images = "".join(
+        f'<figure><img alt="{name}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
+        f"<figcaption>{name}</figcaption></figure>"
+        for name, data in figures.items()
+    )
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>minibert ablation</title><style>"
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+        "table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:3px 8px}"
+        "th{background:#f3f3f3}img{max-width:100%}figure{margin:1em 0}</style></head><body>"
+        "<h1>minibert ablation</h1><ul>"
+        + "".join(f"<li>{html.escape(h)}</li>" for h in header)
+        + "</ul>"
+        + (f"<p>Write-up figures: {html.escape(grid.reference_source)}</p>" if grid.reference_source else "")
+        + "".join(t.html() for t in parts)
+        + images
+        + "</body></html>"
+    )
+    write_atomic(out / "dashboard.html", page)
+    written.append(out / "dashboard.html")
+    return written

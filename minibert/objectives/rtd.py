@@ -1,0 +1,105 @@
+"""Replaced-token detection (ELECTRA): a small generator fills masked positions, the encoder spots the fakes.
+
+A generator (its own small encoder, `generator_width` x `generator_layers`, with an MLM head; it shares
+nothing with the encoder) is trained with MLM on the masked sentence. At the masked positions it proposes
+replacements, sampled from its output over openers and closers (no gradient flows through the sample, as
+in ELECTRA). The encoder, here the discriminator, reads the sentence with those proposals in place and
+classifies every content position as original or replaced; a proposal that happens to equal the original
+token counts as original. Loss: generator MLM + `discriminator_weight` x discriminator cross-entropy
+(ELECTRA's lambda = 50). Only the encoder is kept for fine-tuning; the generator is discarded.
+
+Metrics: `val/acc`, `val/acc_replaced`, `val/acc_original` (the discriminator) and `val/generator/acc...`
+(the generator's MLM, with MLM's categories).
+
+Example:
+    >>> import numpy as np
+    >>> from minibert.model import Encoder, EncoderConfig
+    >>> rtd = ReplacedTokenDetection()
+    >>> rtd.build(EncoderConfig())
+    >>> out = rtd(Encoder(EncoderConfig()), rtd.make_batch(np.random.default_rng(0), 8, "train"))
+    >>> sorted(out.graded())
+    ['', 'generator/']
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from minibert.language import FIRST_OPENER, VOCAB
+from minibert.masking import IGNORE, MaskingRecipe
+from minibert.model import Encoder, EncoderConfig
+from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.objectives.mlm import MaskedLM
+
+
+class ReplacedTokenDetection(Objective):
+    categories = ("replaced", "original")
+
+    def __init__(
+        self,
+        masking: MaskingRecipe = MaskingRecipe(p_pick=0.15, p_mask=1.0, p_random=0.0),
+        generator_width: int = 16,
+        generator_layers: int = 1,
+        generator_heads: int = 2,
+        discriminator_weight: float = 50.0,
+    ) -> None:
+        super().__init__()
+        sizes = {
+            "generator_width": generator_width,
+            "generator_layers": generator_layers,
+            "generator_heads": generator_heads,
+        }
+        for name, value in sizes.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"ReplacedTokenDetection.{name}={value!r} is not allowed: it must be an integer > 0")
+        w = discriminator_weight
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or not w > 0:
+            raise ValueError(f"ReplacedTokenDetection.discriminator_weight={w!r} is not allowed: it must be > 0")
+        self.generator_width, self.generator_layers, self.generator_heads = sizes.values()
+        self.discriminator_weight = w
+        self.mlm = MaskedLM(masking, eval_masking=masking)  # the generator's task; its head lives there
+
+    def scoreboards(self) -> dict[str, tuple[str, ...]]:
+        return {"": self.categories, "generator/": self.mlm.categories}
+
+    def build(self, config: EncoderConfig) -> None:
+        generator = replace(
+            config, width=self.generator_width, heads=self.generator_heads, layers=self.generator_layers, causal=False
+        )
+        self.generator = Encoder(generator)
+        self.mlm.build(generator)
+        self.head = nn.Linear(config.width, 1)  # (C,) -> logit of "replaced"
+
+    def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
+        return self.mlm.make_batch(rng, size, split)  # the generator's masked sentence
+
+    @torch.no_grad()
+    def propose(self, generator_hidden: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The discriminator's input and its labels, (B, T) each, from the generator's hidden states (B, T, C'):
+        the original sentence with samples at the picked positions, and whether each position now differs."""
+        picked = batch["labels"] != IGNORE  # (B, T)
+        original = torch.where(picked, batch["labels"], batch["inputs"])  # (B, T)
+        logits = self.mlm.head(generator_hidden[picked])  # (N, V)
+        logits[:, :FIRST_OPENER] = -torch.inf  # propose openers and closers only
+        logits[:, len(VOCAB) :] = -torch.inf
+        proposals = original.clone()
+        proposals[picked] = torch.multinomial(logits.softmax(-1), 1).squeeze(-1)
+        return proposals, proposals != original
+
+    def forward(self, encoder: Encoder, batch: Batch) -> Scored:
+        generator_hidden = self.generator(batch["inputs"], batch.get("segments"))  # (B, T, C')
+        generated = self.mlm.score(generator_hidden, batch)
+        inputs, replaced = self.propose(generator_hidden, batch)
+        logits = self.head(encoder(inputs, batch.get("segments"))).squeeze(-1)  # (B, T)
+        graded = (inputs >= FIRST_OPENER) & (inputs < len(VOCAB))  # every content position; [CLS] never changes
+        target = replaced[graded].long()  # (N,)
+        loss = F.binary_cross_entropy_with_logits(logits[graded], target.float())
+        categories = torch.stack([target == 1, target == 0], dim=-1)
+        detected = Scored(loss, (logits[graded] > 0).long(), target, categories)
+        total = generated.loss + self.discriminator_weight * loss
+        return detected._replace(loss=total, parts={"": detected, "generator/": generated})

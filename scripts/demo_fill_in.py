@@ -1,0 +1,90 @@
+"""Demo: a pre-trained TinyBERT fills in the blanks of a held-out sentence.
+
+Shows one sentence of the fixed validation set (never trained on) as original / input / predicted rows:
+the predicted row holds the model's guess at every blank (picked position), '.' elsewhere. Then the same
+model's accuracy over all blanks of the validation set.
+
+Example:
+    python scripts/demo_fill_in.py --ckpt runs/pretrain/lightning_logs/version_0/checkpoints/*.ckpt
+    python scripts/demo_fill_in.py            # no checkpoint: pre-trains the default model first (~6 s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import torch
+
+from minibert.data import StreamDataModule
+from minibert.display import BLANK, token_rows
+from minibert.finetune import read_checkpoint
+from minibert.language import VOCAB, decode
+from minibert.masking import IGNORE
+from minibert.model import EncoderConfig
+from minibert.module import EncoderModule
+from minibert.objectives import MaskedLM
+from minibert.run import fit, last_checkpoint
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs/pretrain.yaml"
+
+
+def load_mlm(ckpt: str | Path) -> EncoderModule:
+    """An MLM pre-training checkpoint as an EncoderModule in eval mode (encoder shape from the checkpoint)."""
+    checkpoint = read_checkpoint(ckpt)
+    module = EncoderModule(objective=MaskedLM(), encoder=EncoderConfig(**checkpoint["encoder_config"]))
+    module.load_state_dict(checkpoint["state_dict"])
+    return module.eval()
+
+
+def fill_in(module: EncoderModule, inputs: torch.Tensor, labels: torch.Tensor) -> tuple[str, int, int]:
+    """Rows for one held-out sentence (T,) and how many of its blanks the model got right, of how many."""
+    original = torch.where(labels != IGNORE, labels, inputs)  # unpicked positions are unchanged
+    picked = labels != IGNORE
+    with torch.no_grad():
+        predicted = module.objective.predict(module.encoder, inputs[None])[0]
+    rows = {
+        "original": decode(original).split(),
+        "input": decode(inputs).split(),
+        "predicted": [VOCAB[int(p)] if g else BLANK for p, g in zip(predicted, picked, strict=True)],
+    }
+    right = int((predicted[picked] == labels[picked]).sum())
+    return token_rows(rows), right, int(picked.sum())
+
+
+def held_out_accuracy(module: EncoderModule, data: StreamDataModule) -> float:
+    """Accuracy over every blank of the validation set."""
+    batch = data.val_set.batch
+    with torch.no_grad():
+        out = module.objective(module.encoder, batch)
+    return (out.preds == out.target).float().mean().item()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ckpt", type=Path, help="an MLM pre-training checkpoint; none: pre-train one first")
+    parser.add_argument("--index", type=int, default=0, help="which validation sentence to show")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="minibert-fill-in-") as tmp:
+        ckpt = args.ckpt
+        if ckpt is None:
+            print(f"Note: no --ckpt given, so pre-training the default model first ({DEFAULT_CONFIG.name}, seed 0) ")
+            print(f"into a temporary folder that is deleted afterwards ({tmp}).\n")
+            ckpt = last_checkpoint(fit([DEFAULT_CONFIG], root_dir=tmp)["log_dir"])
+        module = load_mlm(ckpt)
+
+    data = StreamDataModule(source=module.objective)  # the fixed validation set every run is graded on
+    data.setup("validate")
+    example = data.val_set[args.index]
+    rows, right, blanks = fill_in(module, example["inputs"], example["labels"])
+    kind = "causal" if module.encoder_config.causal else "bidirectional"
+    print(f"Held-out sentence {args.index} of {len(data.val_set)} (validation set), {kind} model:")
+    print(rows)
+    print(f"\n{right} of {blanks} blanks filled in correctly")
+    print(f"accuracy over all blanks of the validation set: {100 * held_out_accuracy(module, data):.1f}%")
+
+
+if __name__ == "__main__":
+    main()

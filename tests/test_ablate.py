@@ -1,0 +1,162 @@
+"""scripts/ablate.py on a tiny grid: outputs, resumption, kills, failures and bad input."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_SUMMARIES = "runs/*/*/*/summary.json"  # <out>/runs/<group>/<name>/<seed-key>/summary.json
+TINY = {"trainer.max_steps": 4, "trainer.val_check_interval": 2, "data.val_size": 64, "data.val_batch_size": 64}
+
+
+def tiny_grid(path: Path, extra: list | None = None) -> Path:
+    grid = {
+        "experiments": [
+            {"name": "pretrain/bidirectional", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
+             "overrides": TINY, "metrics": ["val/acc", "val/acc_opener"], "reference": {"val/acc": 0.894}},
+            {"name": "pretrain/causal", "job_type": "pretrain",
+             "configs": ["configs/pretrain.yaml", "configs/causal.yaml"], "overrides": TINY},
+            {"name": "finetune/full", "job_type": "finetune", "configs": ["configs/finetune.yaml"],
+             "overrides": {**TINY, "model.init_args.regime": "full"}, "encoder_from": "pretrain/bidirectional",
+             "metrics": ["val/acc", "trainable_params"]},
+            *(extra or []),
+        ],
+        "claims": [{"text": "causal openers below bidirectional openers",
+                    "lower": {"experiment": "pretrain/causal", "metric": "val/acc_opener"},
+                    "higher": {"experiment": "pretrain/bidirectional", "metric": "val/acc_opener"}}],
+    }
+    path.write_text(yaml.safe_dump(grid))
+    return path
+
+
+def ablate(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+def csv_runs(out: Path) -> Counter:
+    with open(out / "ablation.csv") as f:
+        rows = list(csv.DictReader(f))
+    return Counter((r["experiment"], r["seed"]) for r in rows if r["metric"] == "val/acc")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ablate")
+    grid, out = tiny_grid(tmp / "grid.yaml"), tmp / "out"
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "2")
+    return grid, out, result
+
+
+def test_tiny_grid_writes_csv_md_png_html(finished):
+    grid, out, result = finished
+    assert result.returncode == 0, result.stderr
+    assert csv_runs(out) == Counter({(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full")
+                                     for s in ("0", "1")})
+    md = (out / "ablation.md").read_text()
+    for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full", "89.4%", "causal openers below"):
+        assert name in md
+    assert "6 runs trained, 0 reused" in md
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == ["finetune_curves.png", "finetune_metrics.png", "pretrain_curves.png", "pretrain_metrics.png"]
+    assert all((out / p).read_bytes().startswith(b"\x89PNG") for p in pngs)
+    page = (out / "dashboard.html").read_text()
+    assert page.count("data:image/png;base64,") == 4
+    assert "http://" not in page and "https://" not in page  # opens offline
+    assert not list(out.rglob("*.tmp"))  # atomic writes leave no temporaries
+
+
+def test_second_invocation_skips_everything(finished):
+    grid, out, _ = finished
+    summaries = sorted(out.glob(RUN_SUMMARIES))
+    stamps = [p.stat().st_mtime_ns for p in summaries]
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert "0 runs trained, 6 reused" in (out / "ablation.md").read_text()
+    assert [p.stat().st_mtime_ns for p in summaries] == stamps
+    assert csv_runs(out) == Counter({k: 1 for k in csv_runs(out)})
+
+
+def test_report_only_rebuilds_without_training(finished):
+    grid, out, _ = finished
+    (out / "ablation.md").unlink()
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--report-only")
+    assert result.returncode == 0, result.stderr
+    assert "0 runs trained, 6 reused" in (out / "ablation.md").read_text()
+
+
+def test_only_pulls_in_the_pretraining_run_a_finetune_cell_needs(finished, tmp_path):
+    grid, _, _ = finished
+    result = ablate("--grid", str(grid), "--out", str(tmp_path), "--seeds", "1", "--only", "finetune/*")
+    assert result.returncode == 0, result.stderr
+    assert set(csv_runs(tmp_path)) == {("pretrain/bidirectional", "0"), ("finetune/full", "0")}
+
+
+def test_killed_run_is_redone_and_counted_once(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out),
+                             "--seeds", "2", "--workers", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 180
+    while not list(out.glob(RUN_SUMMARIES)) and time.time() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner and its worker, mid-grid
+    proc.wait()
+    killed_with = len(list(out.glob(RUN_SUMMARIES)))
+    assert 1 <= killed_with < 6
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert f"{6 - killed_with} runs trained, {killed_with} reused" in (out / "ablation.md").read_text()
+    assert csv_runs(out) == Counter({k: 1 for k in csv_runs(out)}) and len(csv_runs(out)) == 6
+
+
+def test_failed_run_is_reported_and_the_rest_continue(tmp_path):
+    broken = {"name": "pretrain/broken", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
+              "overrides": {**TINY, "model.init_args.lr": -1.0}}
+    grid = tiny_grid(tmp_path / "grid.yaml", extra=[broken])
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only",
+                    "pretrain/*", "--workers", "2")
+    assert result.returncode == 1
+    assert "run failed: pretrain/broken seed=0" in result.stderr and "lr=-1.0" in result.stderr
+    assert "run.log" in result.stderr
+    assert set(csv_runs(tmp_path / "out")) == {("pretrain/bidirectional", "0"), ("pretrain/causal", "0")}
+
+
+def test_unknown_only_pattern_lists_valid_names(finished):
+    grid, out, _ = finished
+    result = ablate("--grid", str(grid), "--out", str(out), "--only", "pretrain/nope")
+    assert result.returncode == 2
+    assert "matches no experiment" in result.stderr
+    assert "valid names: pretrain/bidirectional, pretrain/causal, finetune/full" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("experiments: [unclosed", "not valid YAML"),
+        ("experiments: []", "non-empty list"),
+        ("experimants: []", "unknown keys ['experimants']"),
+        ("experiments:\n  - {name: a, job_type: pretrain, configs: [configs/pretrain.yaml], colour: red}",
+         "unknown keys ['colour']"),
+        ("experiments:\n  - {name: a, job_type: train, configs: [configs/pretrain.yaml]}", "job_type='train'"),
+        ("experiments:\n  - {name: a, job_type: pretrain, configs: [configs/nope.yaml]}",
+         "'configs/nope.yaml' does not exist"),
+        ("experiments:\n  - {name: a, job_type: finetune, configs: [configs/finetune.yaml], encoder_from: b}",
+         "encoder_from='b' is not an experiment"),
+    ],
+)
+def test_malformed_grid_is_a_clear_error(tmp_path, content, message):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(content)
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--report-only")
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,58 @@
+"""The write-up's claims, on the default ablation grid with 3 seeds (issues #3 and #4 acceptance).
+
+One slow run of `python scripts/ablate.py` (the session fixture `default_grid`, shared with
+test_pretrain.py) feeds every assertion here.
+"""
+
+import statistics
+
+import pytest
+
+from minibert.ablation.grid import load_grid
+from minibert.ablation.report import claim_by_seed
+
+pytestmark = pytest.mark.slow
+
+
+def test_default_grid_runs_under_five_minutes_and_every_run_succeeds(default_grid):
+    assert default_grid.returncode == 0, default_grid.stderr
+    assert default_grid.wall_time_s < 300
+
+
+def test_every_claim_holds_on_every_seed(default_grid, root):
+    grid = load_grid(root / "configs/ablations/default.yaml", root=root)
+    assert grid.claims
+    for claim in grid.claims:
+        by_seed = claim_by_seed(claim, default_grid.results)
+        assert sorted(by_seed) == [0, 1, 2], claim.text
+        assert all(by_seed.values()), f"{claim.text}: {by_seed}"
+
+
+def test_finetuning_acceptance(default_grid):
+    acc = {regime: default_grid.results.values[(f"finetune/{regime}", "val/acc")]
+           for regime in ("frozen", "full", "no_pretrain")}
+    assert statistics.fmean(acc["full"].values()) >= 0.95
+    assert statistics.fmean(acc["frozen"].values()) <= 0.60
+    assert statistics.fmean(acc["no_pretrain"].values()) <= 0.60
+    for seed in (0, 1, 2):
+        assert acc["full"][seed] > max(acc["frozen"][seed], acc["no_pretrain"][seed])
+
+
+def test_trainable_parameters_per_regime(default_grid):
+    values = default_grid.results.values
+    assert set(values[("finetune/frozen", "trainable_params")].values()) == {66}
+    assert set(values[("finetune/full", "trainable_params")].values()) == {26_594}
+    assert set(values[("finetune/no_pretrain", "trainable_params")].values()) == {26_594}
+
+
+def test_breaking_the_recipe_breaks_what_the_write_up_says(default_grid):
+    values = default_grid.results.values
+
+    def mean(experiment, metric):
+        return statistics.fmean(values[(experiment, metric)].values())
+
+    # never graded on a visible token: the model copies nothing, kept positions fall towards chance
+    assert mean("break/mask_only", "val/acc_kind_kept") < 0.75 < mean("pretrain/bidirectional", "val/acc_kind_kept")
+    # p_pick = 0: nothing to grade, so exactly zero loss and no learning
+    assert set(values[("break/pick_0", "train/loss")].values()) == {0.0}
+    assert mean("break/pick_0", "val/acc") < 0.2

@@ -1,0 +1,119 @@
+"""The demo scripts print what they claim: masking shares near the recipe, aligned rows, attention rows that
+see the right number of tokens, and fill-in predictions from the model that was trained."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from minibert.language import closer_of, encode
+from minibert.run import last_checkpoint
+
+
+def rows_of(out: str, names: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """The named rows of a token table as (column offset, token) pairs."""
+    found = {}
+    for line in out.splitlines():
+        name = line.split(" ", 1)[0]
+        if name in names and name not in found:
+            found[name] = [(m.start(), m.group()) for m in re.finditer(r"\S+", line)][1:]
+    assert found.keys() == set(names), out
+    return found
+
+
+def assert_well_formed(tokens: list[str]) -> None:
+    ids = encode(" ".join(tokens))  # raises on a token outside the vocabulary
+    assert len(ids) == 17 and tokens[0] == "[CLS]" and (ids[2::2] == closer_of(ids[1::2])).all()
+
+
+def assert_aligned(rows: dict[str, list[tuple[int, str]]]) -> None:
+    starts = [[start for start, _ in row] for row in rows.values()]
+    assert all(s == starts[0] for s in starts), "columns are not aligned"
+
+
+SHARE_LINE = re.compile(r"^(\[MASK\]|random|kept|picked)\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)%$", re.M)
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ([], {"[MASK]": 12.0, "random": 1.5, "kept": 1.5, "picked": 15.0}),
+        (
+            ["--p-pick=0.5", "--p-mask=1.0", "--p-random=0.0", "--seed=3"],
+            {"[MASK]": 50, "random": 0, "kept": 0, "picked": 50},
+        ),
+    ],
+)
+def test_masking_demo_shows_shares_near_the_recipe_and_an_aligned_sentence(scripts, capsys, flags, expected):
+    scripts("demo_masking").main(flags)
+    out = capsys.readouterr().out
+    assert "Shares over 10,000 sentences (160,000 content tokens)" in out
+    shares = {name: (float(obs), float(exp), float(tol)) for name, obs, exp, tol in SHARE_LINE.findall(out)}
+    assert shares.keys() == expected.keys()
+    for name, (observed, recipe, tolerance) in shares.items():
+        assert recipe == expected[name]
+        assert abs(observed - recipe) <= tolerance + 0.005, name  # + rounding of the printed figures
+
+    rows = rows_of(out, ["original", "corrupted", "labels", "kind"])
+    assert_aligned(rows)
+    original, corrupted, labels, kind = ([tok for _, tok in row] for row in rows.values())
+    assert_well_formed(original)
+    for i in range(17):
+        if kind[i] == ".":
+            assert corrupted[i] == original[i] and labels[i] == "."
+        else:
+            assert labels[i] == original[i]
+            assert (corrupted[i] == "[MASK]") == (kind[i] == "mask")
+            assert (corrupted[i] == original[i]) == (kind[i] == "kept")
+
+
+def test_attention_demo_rows_see_all_five_then_only_their_left(scripts, capsys):
+    scripts("demo_attention").main([])
+    out = capsys.readouterr().out
+    sees = [int(s) for s in re.findall(r"sees (\d) of 5", out)]
+    assert sees == [5] * 5 + [1, 2, 3, 4, 5]
+    table = [line.split()[1:6] for line in out.splitlines() if "sees" in line]
+    for i, row in enumerate(table):
+        causal = i >= 5
+        visible = [w for w in row if w != "-"]
+        assert len(visible) == (i - 5 + 1 if causal else 5)
+        assert row[len(visible) :] == ["-"] * (5 - len(visible))  # the hidden positions are the future ones
+        assert sum(map(float, visible)) == pytest.approx(1.0, abs=0.03)  # each row sums to 1, up to rounding
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_numpy_attention_equals_torch_scaled_dot_product_attention(scripts, causal):
+    q, k, v = np.random.default_rng(1).normal(size=(3, 5, 8))
+    out, weights = scripts("demo_attention").attention(q, k, v, causal=causal)
+    expected = F.scaled_dot_product_attention(*(torch.from_numpy(x)[None] for x in (q, k, v)), is_causal=causal)[0]
+    assert np.allclose(out, expected.numpy(), atol=1e-10)
+    assert np.allclose(weights.sum(-1), 1.0)
+
+
+def check_fill_in(out: str) -> float:
+    """Checks the printed rows and count against each other; returns the printed held-out accuracy."""
+    rows = rows_of(out, ["original", "input", "predicted"])
+    assert_aligned(rows)
+    original, inputs, predicted = ([tok for _, tok in row] for row in rows.values())
+    assert_well_formed(original)
+    blanks = [i for i, p in enumerate(predicted) if p != "."]
+    assert blanks and all(inputs[i] == original[i] for i in range(17) if i not in blanks)
+    right, total = map(int, re.search(r"(\d+) of (\d+) blanks filled in correctly", out).groups())
+    assert total == len(blanks) and right == sum(predicted[i] == original[i] for i in blanks)
+    return float(re.search(r"validation set: ([\d.]+)%", out).group(1))
+
+
+def test_fill_in_demo_shows_the_trained_models_predictions(scripts, capsys, short_run):
+    scripts("demo_fill_in").main(["--ckpt", str(last_checkpoint(short_run["log_dir"]))])
+    accuracy = check_fill_in(capsys.readouterr().out)
+    assert accuracy == pytest.approx(100 * short_run["val/acc"], abs=0.05)  # the run's own val/acc, same weights
+
+
+@pytest.mark.slow
+def test_fill_in_demo_without_checkpoint_pretrains_the_default_model(scripts, capsys):
+    scripts("demo_fill_in").main([])
+    out = capsys.readouterr().out
+    assert "no --ckpt given, so pre-training the default model first" in out
+    assert check_fill_in(out) >= 88.0

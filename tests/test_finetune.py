@@ -1,0 +1,132 @@
+"""Fine-tuning: regimes, checkpoint loading, the grammaticality data."""
+
+import hashlib
+
+import lightning as L
+import numpy as np
+import pytest
+import torch
+
+from minibert.data import StreamDataModule
+from minibert.finetune import FinetuneModule
+from minibert.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
+from minibert.language import FIRST_CLOSER, FIRST_OPENER, N_KINDS, N_PAIRS
+from minibert.model import count_parameters
+from minibert.run import fit, last_checkpoint
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A briefly pre-trained default encoder."""
+    root = tmp_path_factory.mktemp("pretrain")
+    summary = fit(["configs/pretrain.yaml"], ["--trainer.max_steps=20", "--data.val_size=100"], root_dir=root)
+    return last_checkpoint(summary["log_dir"])
+
+
+def checksum(module: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, tensor in sorted(module.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+class AssertEncoderMode(L.Callback):
+    """Records the encoder's training flag at every training step."""
+
+    def __init__(self):
+        self.modes = []
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.modes.append(pl_module.encoder.training)
+
+
+def train(module: FinetuneModule, steps: int = 8) -> AssertEncoderMode:
+    data = StreamDataModule(batch_size=32, val_size=64, val_batch_size=64, source=module.objective)
+    probe = AssertEncoderMode()
+    trainer = L.Trainer(
+        max_steps=steps, val_check_interval=4, check_val_every_n_epoch=None, logger=False,
+        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[probe],
+    )
+    trainer.fit(module, data)
+    return probe
+
+
+def test_frozen_encoder_is_bit_identical_and_stays_in_eval_mode(checkpoint):
+    module = FinetuneModule(regime="frozen", encoder_ckpt=str(checkpoint))
+    before, head_before = checksum(module.encoder), checksum(module.objective)
+    probe = train(module)
+    assert checksum(module.encoder) == before
+    assert checksum(module.objective) != head_before  # the head did train
+    assert probe.modes and not any(probe.modes)
+    assert not module.encoder.training
+
+
+def test_full_regime_changes_the_encoder(checkpoint):
+    module = FinetuneModule(regime="full", encoder_ckpt=str(checkpoint))
+    before = checksum(module.encoder)
+    probe = train(module)
+    assert checksum(module.encoder) != before
+    assert all(probe.modes)
+
+
+def test_loaded_encoder_equals_checkpoint_and_mlm_head_is_not_loaded(checkpoint):
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)["state_dict"]
+    module = FinetuneModule(regime="full", encoder_ckpt=str(checkpoint))
+    for name, tensor in module.encoder.state_dict().items():
+        assert torch.equal(tensor, state[f"encoder.{name}"]), name
+    mlm_head = state["objective.head.weight"]  # (vocab, width)
+    assert all(p.shape != mlm_head.shape for p in module.objective.parameters())
+
+
+def test_no_pretrain_starts_from_fresh_weights(checkpoint):
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)["state_dict"]
+    module = FinetuneModule(regime="no_pretrain", encoder_ckpt=str(checkpoint))
+    assert not torch.equal(module.encoder.tok.weight, state["encoder.tok.weight"])
+
+
+@pytest.mark.parametrize(("regime", "trainable"), [("frozen", 66), ("full", 26_594), ("no_pretrain", 26_594)])
+def test_trainable_parameter_counts_and_optimizer_sees_only_those(checkpoint, regime, trainable):
+    module = FinetuneModule(regime=regime, encoder_ckpt=str(checkpoint))
+    assert module.parameter_counts() == {"params": 26_594, "trainable_params": trainable}
+    assert count_parameters(module.objective) == 66  # nn.Linear(32, 2) on [CLS]
+    module.trainer = L.Trainer(max_steps=10, logger=False)
+    optimizer = module.configure_optimizers()["optimizer"]
+    handed = sum(p.numel() for group in optimizer.param_groups for p in group["params"])
+    assert handed == trainable
+
+
+def test_checkpoint_errors_are_clear(checkpoint, tmp_path):
+    with pytest.raises(FileNotFoundError, match="encoder_ckpt=.*no such file"):
+        FinetuneModule(regime="full", encoder_ckpt=str(tmp_path / "missing.ckpt"))
+    corrupt = tmp_path / "corrupt.ckpt"
+    corrupt.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable PyTorch checkpoint"):
+        FinetuneModule(regime="full", encoder_ckpt=str(corrupt))
+    with pytest.raises(ValueError, match="regime='half'.*allowed"):
+        FinetuneModule(regime="half", encoder_ckpt=str(checkpoint))
+    with pytest.raises(ValueError, match="encoder_ckpt is required"):
+        FinetuneModule(regime="frozen")
+
+
+def test_checkpoint_of_another_shape_is_refused(checkpoint):
+    from minibert.model import EncoderConfig
+
+    with pytest.raises(ValueError, match="differs from the checkpoint"):
+        FinetuneModule(regime="full", encoder_ckpt=str(checkpoint), encoder=EncoderConfig(width=64))
+
+
+def test_grammaticality_data_is_balanced_with_exactly_one_wrong_closer_in_negatives():
+    batch = Grammaticality().make_batch(np.random.default_rng(0), 4000, "train")
+    ids, labels, where = (batch[k].numpy() for k in ("inputs", "labels", "corrupted_at"))
+    assert (labels == GRAMMATICAL).sum() == (labels == UNGRAMMATICAL).sum() == 2000
+    openers, closers = ids[:, 1::2], ids[:, 2::2]  # (B, 8) each
+    wrong = closers - FIRST_CLOSER != openers - FIRST_OPENER  # (B, 8)
+    assert (wrong.sum(1)[labels == GRAMMATICAL] == 0).all()
+    assert (wrong.sum(1)[labels == UNGRAMMATICAL] == 1).all()
+    assert ((openers >= FIRST_OPENER) & (openers < FIRST_OPENER + N_KINDS)).all()
+    assert ((closers >= FIRST_CLOSER) & (closers < FIRST_CLOSER + N_KINDS)).all()
+    # the corrupted pair is uniform over the eight pairs (each ~250 of 2000; 5 sigma band)
+    pairs = np.bincount((where[labels == UNGRAMMATICAL] - 2) // 2, minlength=N_PAIRS)
+    assert np.all(np.abs(pairs - 250) < 5 * np.sqrt(2000 * (1 / 8) * (7 / 8)))
+    assert (wrong.argmax(1)[labels == UNGRAMMATICAL] == (where[labels == UNGRAMMATICAL] - 2) // 2).all()
