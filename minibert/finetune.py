@@ -50,7 +50,8 @@ def read_checkpoint(path: str | Path, field: str = "encoder_ckpt") -> dict:
         )
     if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; a cut-off one loses its directory
         raise ValueError(
-            f"{field}={str(path)!r} is not a PyTorch checkpoint: not a zip archive (truncated, or another kind of file)"
+            f"{field}={str(path)!r} is not a readable PyTorch checkpoint: "
+            "not a zip archive (cut off, or another kind of file)"
         )
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)

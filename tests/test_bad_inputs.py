@@ -102,7 +102,7 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
         "missing config": ([*PRETRAIN, "-c", tmp_path / "nope.yaml"], ["config", "nope.yaml", "does not exist"]),
         "missing ckpt": ([*PRETRAIN, f"--ckpt_path={missing}"], ["ckpt_path", str(missing), "no such file"]),
         "garbage ckpt": ([*PRETRAIN, f"--ckpt_path={garbage}"], ["ckpt_path", str(garbage), "not a zip archive"]),
-        "truncated ckpt": ([*PRETRAIN, f"--ckpt_path={truncated}"], ["ckpt_path", str(truncated), "truncated"]),
+        "truncated ckpt": ([*PRETRAIN, f"--ckpt_path={truncated}"], ["ckpt_path", str(truncated), "not a zip archive"]),
         "foreign ckpt": ([*PRETRAIN, f"--ckpt_path={foreign}"], ["ckpt_path", "not a minibert checkpoint"]),
         "ckpt of another shape": (
             [*PRETRAIN, f"--ckpt_path={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
@@ -111,7 +111,7 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
         "encoder_ckpt missing": ([*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
                                  ["encoder_ckpt", str(missing), "no such file"]),
         "encoder_ckpt truncated": ([*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
-                                   ["encoder_ckpt", str(truncated), "truncated"]),
+                                   ["encoder_ckpt", str(truncated), "not a zip archive"]),
         "encoder_ckpt of another shape": (
             [*FINETUNE, f"--model.init_args.encoder_ckpt={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
             ["FinetuneModule.encoder", "width=64", "differs from the checkpoint", "width=32"],
