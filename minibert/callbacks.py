@@ -37,5 +37,6 @@ class RunSummary(L.Callback):
         return {**out, **counts()} if counts else out
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if trainer.is_global_zero and trainer.log_dir is not None:
-            write_json(Path(trainer.log_dir) / self.filename, self.summary(trainer, pl_module))
+        log_dir = trainer.log_dir  # a broadcast from rank 0 under DDP: every rank must ask, or rank 0 waits forever
+        if trainer.is_global_zero and log_dir is not None:
+            write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,20 +40,25 @@ REGIMES = {
 }
 
 
-def read_checkpoint(path: str | Path) -> dict:
-    """Load a pre-training checkpoint (weights only) with errors that say what is wrong."""
+def read_checkpoint(path: str | Path, field: str = "encoder_ckpt") -> dict:
+    """Load a minibert checkpoint (weights only) with errors that name the setting `field` and say what is wrong."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"encoder_ckpt={str(path)!r}: no such file. Pre-train first "
+            f"{field}={str(path)!r}: no such file. Pre-train first "
             "(python -m minibert fit -c configs/pretrain.yaml) and pass its checkpoints/*.ckpt"
+        )
+    if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; a cut-off one loses its directory
+        raise ValueError(
+            f"{field}={str(path)!r} is not a readable PyTorch checkpoint: "
+            "not a zip archive (cut off, or another kind of file)"
         )
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for truncated or foreign files
-        raise ValueError(f"encoder_ckpt={str(path)!r} is not a readable PyTorch checkpoint: {err}") from None
+        raise ValueError(f"{field}={str(path)!r} is not a readable PyTorch checkpoint: {err}") from None
     if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "encoder_config" not in checkpoint:
-        raise ValueError(f"encoder_ckpt={str(path)!r} is not a minibert pre-training checkpoint (no encoder_config)")
+        raise ValueError(f"{field}={str(path)!r} is not a minibert checkpoint (no encoder_config)")
     return checkpoint
 
 

@@ -1,0 +1,149 @@
+"""Bad input fails before any training, with one last line that names the setting, the value given and what
+is allowed, never a traceback from inside torch or jsonargparse alone.
+
+Every case runs `minibert.cli.main` (what `python -m minibert` runs) in this process, which is cheap; a few
+representative ones also run as a real `python -m minibert fit` subprocess, which must print the same last
+line, exit with status 2 and print no traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from minibert.cli import main
+from tests.clirun import QUIET, run_fit
+
+PRETRAIN = ["-c", "configs/pretrain.yaml"]
+FINETUNE = ["-c", "configs/finetune.yaml"]
+TINY = ["--trainer.max_steps=2", "--data.val_size=100"]
+MASKING = "--model.init_args.objective.init_args.masking"
+ENCODER = "--model.init_args.encoder"
+
+# (case id, arguments after `fit`, fragments the last line must contain: the field, the value, what is allowed)
+CASES = [
+    ("p_pick>1", [*PRETRAIN, f"{MASKING}.p_pick=1.5"], ["MaskingRecipe.p_pick", "1.5", "in [0, 1]"]),
+    ("p_random<0", [*PRETRAIN, "--model.init_args.objective.init_args.eval_masking.p_random=-0.1"],
+     ["MaskingRecipe.p_random", "-0.1", "in [0, 1]"]),
+    ("mask+random>1", [*PRETRAIN, f"{MASKING}.p_random=0.3"], ["p_mask + p_random", "0.8 + 0.3", "<= 1"]),
+    ("width%heads", [*PRETRAIN, f"{ENCODER}.heads=3"], ["EncoderConfig.width=32", "heads=3", "divisible by heads"]),
+    ("width=0", [*PRETRAIN, f"{ENCODER}.width=0"], ["EncoderConfig.width", "0", "positive integer"]),
+    ("layers<0", [*PRETRAIN, f"{ENCODER}.layers=-1"], ["EncoderConfig.layers", "-1", "positive integer"]),
+    ("width=abc", [*PRETRAIN, f"{ENCODER}.width=abc"], ["width", "abc", "Expected a <class 'int'>"]),
+    ("norm", [*PRETRAIN, f"{ENCODER}.norm=middle"], ["norm", "middle", "post", "pre"]),
+    ("max_steps=0", [*PRETRAIN, "--trainer.max_steps=0"], ["trainer.max_steps", "0", "positive integer"]),
+    ("max_steps<0", [*PRETRAIN, "--trainer.max_steps=-5"], ["trainer.max_steps", "-5", "positive integer"]),
+    ("batch_size=0", [*PRETRAIN, "--data.batch_size=0"], ["StreamDataModule.batch_size", "0", "positive integer"]),
+    ("val_size<0", [*PRETRAIN, "--data.val_size=-1"], ["StreamDataModule.val_size", "-1", "positive integer"]),
+    ("num_workers<0", [*PRETRAIN, "--data.num_workers=-1"], ["StreamDataModule.num_workers", "-1", ">= 0"]),
+    ("lr<0", [*PRETRAIN, "--model.init_args.lr=-0.001"], ["EncoderModule.lr", "-0.001", "positive number"]),
+    ("warmup<0", [*PRETRAIN, "--model.init_args.warmup_steps=-3"], ["warmup_steps", "-3", "integer >= 0"]),
+    ("regime", [*FINETUNE, "--model.init_args.regime=half"], ["FinetuneModule.regime", "half", "frozen", "full"]),
+    ("regime needs ckpt", [*FINETUNE, "--model.init_args.regime=frozen"], ["encoder_ckpt", "frozen", "required"]),
+    ("objective class", [*PRETRAIN, "--model.init_args.objective.class_path=minibert.objectives.Nope"],
+     ["objective", "minibert.objectives.Nope", "has no attribute"]),
+    ("unknown model key", [*PRETRAIN, "--model.init_args.bogus=1"],
+     ["EncoderModule", "'bogus' is not accepted", "accepts: objective, encoder, lr"]),
+    ("unknown encoder key", [*PRETRAIN, f"{ENCODER}.depth=4"], ["'depth' is not accepted", "layers"]),
+    ("unknown trainer arg", [*PRETRAIN, "--trainer.max_step=10"], ["unrecognized arguments", "--trainer.max_step"]),
+    ("strategy", [*PRETRAIN, "--trainer.strategy=nonsense"], ["strategy='nonsense'", "auto, ddp"]),
+]
+
+
+def with_tiny(args: list, root: Path) -> list:
+    """The case's first config, a tiny budget, then the case's own settings (which win)."""
+    return [*args[:2], *TINY, *args[2:], f"--trainer.default_root_dir={root}"]
+
+
+def last_stderr_line(capsys, args: list) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main(["fit", *QUIET, *map(str, args)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("args, fragments", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_setting_is_named_before_training(capsys, tmp_path, args, fragments):
+    line = last_stderr_line(capsys, with_tiny(args, tmp_path))
+    assert line.startswith("error: ")
+    assert all(f in line for f in fragments), line
+    assert not any(tmp_path.iterdir()), "nothing may be written before the configuration is known to be good"
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    """A real last.ckpt of a 2-step pre-training run (the default shape: width 32, 2 heads)."""
+    root = tmp_path_factory.mktemp("pretrained")
+    main(["fit", *QUIET, *PRETRAIN, *TINY, f"--trainer.default_root_dir={root}"])
+    (found,) = root.glob("**/checkpoints/last.ckpt")
+    return found
+
+
+def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[str]]]:
+    """Bad files, made in `tmp_path`: (arguments, fragments of the last line) by case id."""
+    malformed = tmp_path / "malformed.yaml"
+    malformed.write_text("trainer:\n  max_steps: [10,\n")
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("trainer:\n  max_step: 10\n")
+    garbage = tmp_path / "garbage.ckpt"
+    garbage.write_text("not a checkpoint")
+    truncated = tmp_path / "truncated.ckpt"
+    truncated.write_bytes(checkpoint.read_bytes()[: checkpoint.stat().st_size // 2])
+    foreign = tmp_path / "foreign.ckpt"
+    torch.save({"state_dict": {}}, foreign)
+    missing = tmp_path / "missing.ckpt"
+    return {
+        "malformed yaml": ([*PRETRAIN, "-c", malformed], [str(malformed), "not valid YAML", "line 3"]),
+        "unknown yaml key": ([*PRETRAIN, "-c", unknown], ["trainer.max_step", "does not accept"]),
+        "missing config": ([*PRETRAIN, "-c", tmp_path / "nope.yaml"], ["config", "nope.yaml", "does not exist"]),
+        "missing ckpt": ([*PRETRAIN, f"--ckpt_path={missing}"], ["ckpt_path", str(missing), "no such file"]),
+        "garbage ckpt": ([*PRETRAIN, f"--ckpt_path={garbage}"], ["ckpt_path", str(garbage), "not a zip archive"]),
+        "truncated ckpt": ([*PRETRAIN, f"--ckpt_path={truncated}"], ["ckpt_path", str(truncated), "not a zip archive"]),
+        "foreign ckpt": ([*PRETRAIN, f"--ckpt_path={foreign}"], ["ckpt_path", "not a minibert checkpoint"]),
+        "ckpt of another shape": (
+            [*PRETRAIN, f"--ckpt_path={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
+            ["ckpt_path", "another shape", "width=32 there, 64 here", "heads=2 there, 4 here"],
+        ),
+        "encoder_ckpt missing": ([*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
+                                 ["encoder_ckpt", str(missing), "no such file"]),
+        "encoder_ckpt truncated": ([*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
+                                   ["encoder_ckpt", str(truncated), "not a zip archive"]),
+        "encoder_ckpt of another shape": (
+            [*FINETUNE, f"--model.init_args.encoder_ckpt={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
+            ["FinetuneModule.encoder", "width=64", "differs from the checkpoint", "width=32"],
+        ),
+    }
+
+
+FILE_CASES = ["malformed yaml", "unknown yaml key", "missing config", "missing ckpt", "garbage ckpt", "truncated ckpt",
+              "foreign ckpt", "ckpt of another shape", "encoder_ckpt missing", "encoder_ckpt truncated",
+              "encoder_ckpt of another shape"]
+
+
+@pytest.mark.parametrize("case", FILE_CASES)
+def test_bad_file_is_named_before_training(capsys, tmp_path, checkpoint, case):
+    args, fragments = file_cases(tmp_path, checkpoint)[case]
+    root = tmp_path / "run"
+    line = last_stderr_line(capsys, with_tiny(args, root))
+    assert line.startswith("error: ")
+    assert all(f in line for f in fragments), line
+    assert not root.exists(), "nothing may be written before the configuration is known to be good"
+
+
+def test_enough_distinct_bad_inputs():
+    assert len(CASES) + len(FILE_CASES) >= 15
+
+
+def test_real_cli_prints_one_clear_line(tmp_path):
+    """The same as a user sees it: `python -m minibert fit ...` exits with status 2, no traceback, and the
+    last line of stderr names the setting (one case: the others take the same path through `main`)."""
+    args, fragments = next(c[1:] for c in CASES if c[0] == "width%heads")
+    done = run_fit(*with_tiny(args, tmp_path))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and all(f in last for f in fragments), last

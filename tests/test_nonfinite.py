@@ -1,0 +1,54 @@
+"""A non-finite loss stops the run at once, with an error naming the step and the last finite loss."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from minibert.cli import main
+from minibert.model import Encoder
+from minibert.objectives import MaskedLM, Scored
+from minibert.objectives.base import Batch
+from tests.clirun import QUIET
+
+
+class PoisonedMLM(MaskedLM):
+    """MaskedLM whose training loss turns NaN at training call `poison_at` (0-based); records the losses.
+    The newest instance is `PoisonedMLM.latest`, so a test can read what the run computed."""
+
+    latest: PoisonedMLM | None = None
+
+    def __init__(self, poison_at: int = 7) -> None:
+        super().__init__()
+        self.poison_at, self.losses = poison_at, []
+        PoisonedMLM.latest = self
+
+    def forward(self, encoder: Encoder, batch: Batch) -> Scored:
+        out = super().forward(encoder, batch)
+        if not encoder.training:
+            return out
+        if len(self.losses) == self.poison_at:
+            out = out._replace(loss=out.loss * math.nan)
+        self.losses.append(out.loss.item())
+        return out
+
+
+def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path):
+    poisoned = f"--model.init_args.objective.class_path={PoisonedMLM.__module__}.PoisonedMLM"  # this very class
+    args = ["fit", *QUIET, "-c", "configs/pretrain.yaml", poisoned, "--model.init_args.objective.init_args.poison_at=7",
+            "--trainer.max_steps=20", "--data.val_size=100", f"--trainer.default_root_dir={tmp_path}"]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with pytest.raises(FloatingPointError) as raised:
+            main(args)
+    finally:
+        torch.set_num_threads(threads)
+    message = str(raised.value)
+    losses = PoisonedMLM.latest.losses
+    assert len(losses) == 8 and math.isnan(losses[7]), "the run stopped at the first NaN, not later"
+    assert "non-finite training loss nan at step 7" in message
+    assert f"last finite loss {losses[6]:.4f}" in message  # that of step 6, as the objective computed it
+    assert not list(tmp_path.glob("**/summary.json")), "a run stopped by a NaN must not look finished"

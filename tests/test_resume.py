@@ -1,0 +1,96 @@
+"""Exact resume: a pre-training run SIGKILLed mid-way twice (the second time after resuming from the first)
+and resumed with `--ckpt_path last` ends with the same weights, optimizer state and final metrics, bit for
+bit, as the same run left alone.
+
+The batch stream restarts at `global_step * accumulate_grad_batches` and the LR schedule and AdamW moments
+come back from the checkpoint; if any of them did not, the weights would differ after the first step.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import signal
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from minibert.cli import newest_last_checkpoint
+from tests.clirun import run_fit, start_fit, summaries, weights
+
+# the shipped config with checkpoints every 20 steps instead of 100, and a shorter, cheaper run
+EVERY_20_STEPS = """\
+trainer:
+  callbacks:
+    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+      init_args: {save_last: true, save_top_k: 0, every_n_train_steps: 20}
+"""
+SHORT = ["--trainer.max_steps=80", "--trainer.val_check_interval=30", "--data.val_size=400"]
+
+
+def checkpoint_step(path: Path) -> int:
+    return torch.load(path, map_location="cpu", weights_only=True)["global_step"]
+
+
+def kill_after_checkpoint(proc, root: Path, at_least: int, timeout: float = 240) -> Path:
+    """SIGKILL `proc` at a random moment soon after it has kept a last checkpoint of step >= `at_least`;
+    returns the newest last checkpoint left behind."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the run ended (status {proc.returncode}) before it could be killed"
+        last = newest_last_checkpoint(root)
+        if last is not None and checkpoint_step(last) >= at_least:
+            time.sleep(random.uniform(0.0, 0.3))  # somewhere inside the next steps
+            proc.send_signal(signal.SIGKILL)
+            assert proc.wait() == -signal.SIGKILL, "the run finished before the kill landed"
+            return newest_last_checkpoint(root)
+        time.sleep(0.02)
+    proc.kill()
+    raise TimeoutError(f"no last checkpoint of step >= {at_least} under {root} in {timeout} s")
+
+
+def test_killed_run_resumes_bit_identical(tmp_path):
+    every_20 = tmp_path / "every_20.yaml"
+    every_20.write_text(EVERY_20_STEPS)
+    args = ["-c", "configs/pretrain.yaml", "-c", every_20, *SHORT, "--ckpt_path=last"]  # "last": fresh if none
+
+    reference = tmp_path / "reference"
+    done = run_fit(*args, f"--trainer.default_root_dir={reference}")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    resumed = tmp_path / "resumed"
+    killed_at = []
+    for at_least in (20, 40):  # the second kill hits the run that resumed from the first
+        proc = start_fit(*args, f"--trainer.default_root_dir={resumed}")
+        killed_at.append(kill_after_checkpoint(proc, resumed, at_least))
+        assert summaries(resumed) == [], "a killed run must not leave a summary behind"
+    steps = [checkpoint_step(p) for p in killed_at]
+    assert 20 <= steps[0] < steps[1] < 80 and killed_at[0].parent != killed_at[1].parent
+    done = run_fit(*args, f"--trainer.default_root_dir={resumed}")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    # the final run really continued the second one: its saved config names that checkpoint, and its
+    # first logged step comes after it
+    final_dir = max(resumed.glob("lightning_logs/version_*"), key=lambda p: int(p.name.split("_")[1]))
+    assert yaml.safe_load((final_dir / "config.yaml").read_text())["ckpt_path"] == str(killed_at[1])
+    with open(final_dir / "metrics.csv") as f:
+        assert min(int(row["step"]) for row in csv.DictReader(f)) > steps[1]
+
+    # the same final metrics: every val/* and train/loss number and the step count
+    (want,), (got,) = summaries(reference), summaries(resumed)
+    assert got["step"] == want["step"] == 80
+    metrics = [k for k in want if k.startswith(("val/", "train/"))]
+    assert metrics and {k: got[k] for k in metrics} == {k: want[k] for k in metrics}
+
+    # bit-identical weights and optimizer moments
+    want_ckpt = torch.load(newest_last_checkpoint(reference), map_location="cpu", weights_only=True)
+    got_ckpt = torch.load(newest_last_checkpoint(resumed), map_location="cpu", weights_only=True)
+    assert want_ckpt["global_step"] == got_ckpt["global_step"] == 80
+    want_w, got_w = weights(newest_last_checkpoint(reference)), weights(newest_last_checkpoint(resumed))
+    assert want_w.keys() == got_w.keys()
+    assert all(torch.equal(want_w[k], got_w[k]) for k in want_w)
+    want_opt, got_opt = want_ckpt["optimizer_states"][0]["state"], got_ckpt["optimizer_states"][0]["state"]
+    assert all(torch.equal(want_opt[i][m], got_opt[i][m]) for i in want_opt for m in ("exp_avg", "exp_avg_sq"))
+    assert want_ckpt["lr_schedulers"][0]["last_epoch"] == got_ckpt["lr_schedulers"][0]["last_epoch"] == 80
