@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ablate.py: error: {err}", file=sys.stderr)
         return 2
     runs = plan(experiments, seeds, out, ROOT)
+    for stale in out.glob(".*.tmp"):  # a report file a killed invocation was writing (see files.write_atomic)
+        stale.unlink()
 
     failed = []
     trained = 0
