@@ -385,16 +385,25 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
             f"{row['project'] * 1e3:.1f} | {row['plain'] * 1e3:.1f} | {achieved / 1e9:.2f} | "
             f"{achieved / row['rate'] * 100:.1f}% |"
         )
-    ablation = Path("results/ablation.md")
-    lines += [
-        "",
-        "## Default ablation grid (3 seeds)",
-        "",
-        f"Wall time: {'see ' + str(ablation) if ablation.exists() else 'filled from results/ablation.md'} "
-        "(the ablation runner reports its own wall time).",
-        "",
-    ]
+    lines += ["", "## Default ablation grid (3 seeds)", "", ablation_wall_time(Path("results/ablation.md")), ""]
     return "\n".join(lines)
+
+
+def ablation_wall_time(report: Path) -> str:
+    """The default grid's wall time as the ablation runner reported it in its own header."""
+    if not report.is_file():
+        return f"No {report} yet: run `python scripts/ablate.py` first."
+    header = {}
+    for line in report.read_text().splitlines():
+        for key in ("command", "machine", "wall time of this invocation", "date"):
+            if line.startswith(f"- {key}: "):
+                header[key] = line.split(": ", 1)[1]
+    if "wall time of this invocation" not in header:
+        return f"{report} has no wall-time line."
+    return (
+        f"From {report} ({header.get('date', '?')}): `{header.get('command', '?').strip('`')}` took "
+        f"{header['wall time of this invocation']} on {header.get('machine', '?')}."
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:
