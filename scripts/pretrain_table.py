@@ -135,7 +135,7 @@ def markdown(runs: list[dict], seeds: list[int], command: str, overrides: list[s
         "",
         f"Produced by `{command}` on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, on a machine with "
         f"{os.cpu_count()} CPU cores (torch {torch.__version__}, {torch.get_num_threads()} torch thread(s) per run; "
-        f"load average {os.getloadavg()[0]:.1f} when the table was written: other jobs shared the cores).",
+        f"load average {os.getloadavg()[0]:.1f} when the table was written, this script included).",
         "",
         f"Default config (`configs/pretrain.yaml`, stack `configs/causal.yaml` for causal) with "
         f"{shlex.join([*OVERRIDES, *overrides])}; seeds {', '.join(map(str, seeds))}. Ours: mean over the seeds "
