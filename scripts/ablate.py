@@ -96,17 +96,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run failed: {run.label}: {reason}", file=sys.stderr)
 
     done = [r for r in runs if r.done]
+    # --only chooses what to run; the report covers every experiment of the grid with finished runs in --out
+    everything = plan(list(grid.experiments), seeds, out, ROOT)
+    reported = [e for e in grid.experiments if any(r.done for r in everything if r.experiment is e)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
     header = [
         f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"command: `{command}`",
-        f"grid: {args.grid}; seeds: {', '.join(map(str, seeds))}; experiments: {len(experiments)}",
+        f"grid: {args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
+        f"reported: {len(reported)}",
         f"machine: {os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: {args.workers}",
         f"wall time of this invocation: {time.perf_counter() - start:.1f} s "
         f"({trained} runs trained, {len(done) - trained} reused, {len(runs) - len(done)} missing)",
         f"sum of the runs' own wall times: {sum(r.summary()['wall_time_s'] for r in done):.1f} s",
     ]
-    written = write_report(out, grid, experiments, runs, header)
+    written = write_report(out, grid, reported, [r for r in everything if r.experiment in reported], header)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)

@@ -93,6 +93,14 @@ def test_report_only_rebuilds_without_training(finished):
     assert "0 runs trained, 6 reused" in (out / "ablation.md").read_text()
 
 
+def test_only_narrows_what_runs_not_what_is_reported(finished):
+    grid, out, _ = finished
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--only", "pretrain/causal")
+    assert result.returncode == 0, result.stderr
+    assert "0 runs trained, 2 reused" in (out / "ablation.md").read_text()
+    assert len(csv_runs(out)) == 6  # the other experiments' finished runs stay in the tables
+
+
 def test_only_pulls_in_the_pretraining_run_a_finetune_cell_needs(finished, tmp_path):
     grid, _, _ = finished
     result = ablate("--grid", str(grid), "--out", str(tmp_path), "--seeds", "1", "--only", "finetune/*")
