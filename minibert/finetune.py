@@ -88,7 +88,9 @@ class FinetuneModule(EncoderModule):
         self.regime = regime
         mode = REGIMES[regime]
         if mode.load_encoder and encoder_ckpt is None:
-            raise ValueError(f"FinetuneModule.encoder_ckpt is required for regime={regime!r}: give a pre-training checkpoint")
+            raise ValueError(
+                f"FinetuneModule.encoder_ckpt is required for regime={regime!r}: give a pre-training checkpoint"
+            )
         checkpoint = read_checkpoint(encoder_ckpt) if encoder_ckpt is not None else None
         if checkpoint is not None:
             pretrained = EncoderConfig(**checkpoint["encoder_config"])

@@ -43,7 +43,9 @@ class EncoderModule(L.LightningModule):
         if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
             raise ValueError(f"{type(self).__name__}.weight_decay={weight_decay!r} is not allowed: it must be >= 0")
         if not isinstance(warmup_steps, int) or warmup_steps < 0:
-            raise ValueError(f"{type(self).__name__}.warmup_steps={warmup_steps!r} is not allowed: it must be an integer >= 0")
+            raise ValueError(
+                f"{type(self).__name__}.warmup_steps={warmup_steps!r} is not allowed: it must be an integer >= 0"
+            )
         self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
         self.objective = objective
         self.encoder_config = objective.configure_encoder(encoder or EncoderConfig())

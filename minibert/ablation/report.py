@@ -13,6 +13,7 @@ import csv
 import html
 import io
 import math
+import os
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -81,9 +82,11 @@ class Results:
     def get(self, ref: MetricRef) -> dict[int, float]:
         return self.values.get((ref.experiment, ref.metric), {})
 
-    def rows(self) -> list[dict]:
+    def rows(self, out: Path) -> list[dict]:
+        """Tidy rows; `run_dir` is relative to `out`, so the table stays valid wherever `out` is moved."""
         return [
-            {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v, "run_dir": str(r.run_dir)}
+            {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v,
+             "run_dir": os.path.relpath(r.run_dir, out)}
             for r in self.runs
             for m, v in sorted(r.summary().items())
             if isinstance(v, (int, float)) or v is None
@@ -166,6 +169,11 @@ def _group(name: str) -> str:
     return name.rsplit("/", 1)[0]
 
 
+def _colors(n: int) -> tuple:
+    """Distinct colours for n experiments (matplotlib's 10-colour cycle would repeat past 10)."""
+    return plt.get_cmap("tab20" if n > 10 else "tab10").colors
+
+
 def _file_stem(group: str) -> str:
     return group.replace("/", "_")
 
@@ -181,7 +189,9 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
         metrics = [m for m in dict.fromkeys(m for e in members for m in e.metrics) if _is_rate(m)]
         if not metrics:
             continue
-        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(metrics) * max(1, len(members)) / 2 + 2), 4))
+        n_bars = len(metrics) * len(members)
+        fig, ax = plt.subplots(figsize=(min(16, max(6, 2 + 0.3 * n_bars)), 4))
+        colors = _colors(len(members))
         width = 0.8 / len(members)
         for i, e in enumerate(members):
             xs, means, halves = [], [], []
@@ -193,7 +203,7 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
                 means.append(mean)
                 halves.append(0 if math.isnan(half) else half)
                 ax.scatter([x] * len(seeds), list(seeds.values()), s=8, color="black", zorder=3)
-            ax.bar(xs, means, width, yerr=halves, capsize=3, label=e.name.rsplit("/", 1)[-1])
+            ax.bar(xs, means, width, yerr=halves, capsize=3, color=colors[i], label=e.name.rsplit("/", 1)[-1])
         ax.set_xticks(range(len(metrics)), [m.replace("val/", "") for m in metrics], rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("accuracy")
@@ -226,7 +236,7 @@ def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, 
     for group, members in groups.items():
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
         for i, e in enumerate(members):
-            color = f"C{i}"
+            color = _colors(len(members))[i]
             for k, run in enumerate(r for r in results.runs if r.experiment.name == e.name):
                 curves = _read_curves(Path(run.summary()["log_dir"]))
                 for ax, metric in zip(axes, ("train/loss", "val/acc")):
@@ -261,7 +271,7 @@ def write_report(
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, ["experiment", "seed", "metric", "value", "run_dir"], lineterminator="\n")
     writer.writeheader()
-    writer.writerows(results.rows())
+    writer.writerows(results.rows(out))
     write_atomic(out / "ablation.csv", buffer.getvalue())
     written.append(out / "ablation.csv")
 
