@@ -208,7 +208,7 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("accuracy")
         ax.set_title(f"{group}: mean over seeds, 95% CI, dots = seeds")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, never over them
         fig.tight_layout()
         figures[f"{_file_stem(group)}_metrics.png"] = _png(fig)
     return figures
