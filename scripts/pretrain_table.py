@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from minibert.files import write_atomic
+from minibert.logs import metric_history
 from minibert.run import fit
 
 VARIANTS = {
@@ -60,19 +61,13 @@ ACCEPTANCE = {
 }
 
 
-def train_losses(log_dir: str | Path) -> dict[int, float]:
-    """{step (1-based): train/loss} from a run's metrics.csv (CSVLogger writes the 0-based global step)."""
-    with open(Path(log_dir, "metrics.csv"), newline="") as f:
-        return {int(r["step"]) + 1: float(r["train/loss"]) for r in csv.DictReader(f) if r.get("train/loss")}
-
-
 def run_all(seeds: list[int], root: Path, overrides: list[str]) -> list[dict]:
     """One summary per (variant, seed), with `variant`, `seed`, `loss_first`, `loss_last` and their steps."""
     runs = []
     for variant, configs in VARIANTS.items():
         for seed in seeds:
             summary = fit(configs, [*OVERRIDES, f"--seed_everything={seed}", *overrides], root / variant / str(seed))
-            losses = train_losses(summary["log_dir"])
+            losses = dict(metric_history(summary["log_dir"], "train/loss"))  # {step (1-based): loss}
             first, last = min(losses), max(losses)
             runs.append(
                 {

@@ -10,16 +10,16 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from minibert.logs import metric_history
 from minibert.masking import IGNORE, MaskingRecipe
 from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
 
 
 def train_losses(log_dir: str) -> list[float]:
-    with open(f"{log_dir}/metrics.csv", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["train/loss"]]
-    assert [int(r["step"]) for r in rows] == list(range(len(rows))), "expected every step logged"
-    return [float(r["train/loss"]) for r in rows]
+    steps, losses = zip(*metric_history(log_dir, "train/loss"))
+    assert list(steps) == list(range(1, len(steps) + 1)), "expected every step logged"
+    return list(losses)
 
 
 def test_short_run_lowers_the_loss_below_uniform_guessing(short_run):

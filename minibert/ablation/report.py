@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef  # noqa: E402
 from minibert.ablation.runner import Run  # noqa: E402
 from minibert.files import write_atomic  # noqa: E402
+from minibert.logs import metric_history  # noqa: E402
 
 # two-sided 95% Student t quantiles by degrees of freedom (larger df fall back to the nearest smaller key)
 _T95 = {
@@ -214,19 +215,6 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
     return figures
 
 
-def _read_curves(log_dir: Path) -> dict[str, list[tuple[int, float]]]:
-    curves: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    path = log_dir / "metrics.csv"
-    if not path.is_file():
-        return curves
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            for metric in ("train/loss", "val/acc"):
-                if row.get(metric):
-                    curves[metric].append((int(row["step"]) + 1, float(row[metric])))
-    return curves
-
-
 def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
     """Per group: training loss and validation accuracy over steps, one line per experiment and seed."""
     figures = {}
@@ -238,10 +226,10 @@ def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, 
         for i, e in enumerate(members):
             color = _colors(len(members))[i]
             for k, run in enumerate(r for r in results.runs if r.experiment.name == e.name):
-                curves = _read_curves(Path(run.summary()["log_dir"]))
+                log_dir = run.summary()["log_dir"]
                 for ax, metric in zip(axes, ("train/loss", "val/acc")):
-                    if curves[metric]:
-                        steps, values = zip(*curves[metric])
+                    if history := metric_history(log_dir, metric):
+                        steps, values = zip(*history)
                         label = e.name.rsplit("/", 1)[-1] if k == 0 else None
                         ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
         for ax, metric in zip(axes, ("train/loss", "val/acc")):

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import FIRST_CLOSER, FIRST_OPENER, sample_sentences
+from minibert.language import is_opener, sample_sentences
 from minibert.model import EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split
 
@@ -42,5 +42,5 @@ class NextTokenLM(Objective):
     def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
         logits = self.head(hidden).flatten(0, 1)  # (B * (T - 1), V): every position is graded
         target = batch["labels"].flatten()
-        opener = (target >= FIRST_OPENER) & (target < FIRST_CLOSER)
+        opener = is_opener(target)
         return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, torch.stack([opener, ~opener], -1))

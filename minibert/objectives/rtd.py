@@ -30,10 +30,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import FIRST_OPENER, VOCAB
+from minibert.language import FIRST_OPENER, VOCAB, is_content
 from minibert.masking import IGNORE, MaskingRecipe
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.objectives.base import Batch, Objective, Scored, Split, encode
 from minibert.objectives.mlm import MaskedLM
 
 
@@ -92,11 +92,11 @@ class ReplacedTokenDetection(Objective):
         return proposals, proposals != original
 
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
-        generator_hidden = self.generator(batch["inputs"], batch.get("segments"))  # (B, T, C')
+        generator_hidden = encode(self.generator, batch)  # (B, T, C')
         generated = self.mlm.score(generator_hidden, batch)
         inputs, replaced = self.propose(generator_hidden, batch)
         logits = self.head(encoder(inputs, batch.get("segments"))).squeeze(-1)  # (B, T)
-        graded = (inputs >= FIRST_OPENER) & (inputs < len(VOCAB))  # every content position; [CLS] never changes
+        graded = is_content(inputs)  # every opener and closer position; [CLS] never changes
         target = replaced[graded].long()  # (N,)
         loss = F.binary_cross_entropy_with_logits(logits[graded], target.float())
         categories = torch.stack([target == 1, target == 0], dim=-1)
