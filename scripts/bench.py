@@ -15,6 +15,9 @@ What is measured, all in one run (and written, with the machine's core count and
 3. Data: freshly masked sentences per second from each pipeline alone.
 4. Scaling: model step (data + forward + backward + optimizer, no Trainer) of both at longer sequences
    and wider models, next to the FLOPs, so one sees where arithmetic takes over from per-step overhead.
+5. Floor: the kernels that one project model step runs (all of them, and the GEMMs and fused attention
+   alone), recorded with their arguments and replayed back to back with nothing around them; set against
+   the step time that twice the plain loop's utilisation needs, it shows what removing overhead can win.
 Anything after the NOTES marker in an existing `--out` file is kept (the hand-written analysis).
 """
 
@@ -38,6 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 from torch.utils.flop_counter import FlopCounterMode
 
 from minibert.cli import MiniBertCLI
@@ -231,6 +236,83 @@ def count_flops(train_step: Callable[[], None]) -> int:
     return counter.get_total_flops()
 
 
+class StepKernels(TorchDispatchMode):
+    """Records the kernels that run inside it (every ATen op that computes; views and profiler marks left
+    out) with copies of their arguments, so that `replay()` runs exactly that work again with no Python
+    module code, autograd engine, optimizer loop, data or Trainer around it. `replay(matrix_only=True)`
+    runs only the matrix kernels: GEMMs and fused attention, forward and backward.
+
+    Example:
+        >>> a, b = torch.randn(4, 3, requires_grad=True), torch.randn(3, 2)
+        >>> with StepKernels() as kernels:
+        ...     (a @ b).relu().sum().backward()
+        >>> [str(func) for func, _, _ in kernels.calls if StepKernels.is_matrix(func)]
+        ['aten.mm.default', 'aten.mm.default']
+    """
+
+    GEMMS = {"mm", "addmm", "bmm", "baddbmm"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple] = []  # (ATen op, args, kwargs)
+
+    @classmethod
+    def is_matrix(cls, func) -> bool:
+        name = func.overloadpacket.__name__
+        return name in cls.GEMMS or "attention" in name  # e.g. _scaled_dot_product_flash_attention_for_cpu
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.namespace == "aten" and not func.is_view:
+            copy = lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x  # noqa: E731
+            self.calls.append((func, tree_map(copy, args), tree_map(copy, kwargs)))
+        return func(*args, **kwargs)
+
+    @torch.no_grad()
+    def replay(self, matrix_only: bool = False) -> None:
+        for func, args, kwargs in self.calls:
+            if not matrix_only or self.is_matrix(func):
+                func(*args, **kwargs)
+
+
+def kernel_floor(size: Size, device: torch.device, bf16: bool, repeats: int = 7, rounds: int = 30) -> dict:
+    """Median times of replaying the kernels of one project model step (recorded after a warm-up step), all
+    of them and the matrix kernels alone; and each kernel type's calls and time per step, timed one by one."""
+    step = ProjectModelStep(size, device, bf16)
+    step.step()
+    with StepKernels() as kernels:
+        step.step()
+    times = {}
+    for matrix_only in (False, True):
+        kernels.replay(matrix_only)
+        runs = []
+        for _ in range(repeats):
+            sync(device)
+            start = time.perf_counter()
+            for _ in range(rounds):
+                kernels.replay(matrix_only)
+            sync(device)
+            runs.append((time.perf_counter() - start) / rounds)
+        times["matrix" if matrix_only else "all"] = statistics.median(runs)
+    per_kernel: dict[str, list] = {}  # ATen op name -> [calls per step, seconds per step]
+    with torch.no_grad():
+        for _ in range(rounds):
+            for func, args, kwargs in kernels.calls:
+                start = time.perf_counter()
+                func(*args, **kwargs)
+                sync(device)
+                entry = per_kernel.setdefault(func.overloadpacket.__name__, [0, 0.0])
+                entry[0] += 1
+                entry[1] += (time.perf_counter() - start) / rounds
+    names = [func.overloadpacket.__name__ for func, _, _ in kernels.calls if StepKernels.is_matrix(func)]
+    return {
+        **times,
+        "kernels": len(kernels.calls),
+        "matrix_calls": {n: names.count(n) for n in dict.fromkeys(names)},
+        "per_kernel": {n: (c // rounds, t) for n, (c, t) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1])},
+    }
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -328,7 +410,7 @@ def spread(values: list[float]) -> str:
     return f"{(max(values) - min(values)) / statistics.median(values) * 100:.0f}%"
 
 
-def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float], rows: list[dict]) -> str:
+def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float], rows: list[dict], floor: dict) -> str:
     med = {k: statistics.median(h2h[k]) for k in ("project", "plain", "ratios")}
     # utilisation per repeat (that repeat's step times and matmul rate), then medians
     util = {
@@ -366,6 +448,7 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         f"utilisation project / plain (median over repeats): **{util_ratio:.2f}x**. Matmul rate per repeat: "
         f"{', '.join(f'{r / 1e9:.0f}' for r in h2h['rates'])} GFLOP/s.",
         "",
+        *floor_section(h2h, floor, med),
         "## Data pipeline alone (batch 64)",
         "",
         "| pipeline | fresh masked sentences/s |",
@@ -387,6 +470,38 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         )
     lines += ["", "## Default ablation grid (3 seeds)", "", ablation_wall_time(Path("results/ablation.md")), ""]
     return "\n".join(lines)
+
+
+def floor_section(h2h: dict, floor: dict, med: dict) -> list[str]:
+    """The step time that doubles the plain loop's utilisation, against the project step's kernels alone."""
+    # utilisation_project >= 2 x utilisation_plain  <=>  t_project <= t_plain * flops_project / (2 flops_plain)
+    needed = med["plain"] * h2h["flops_project"] / (2 * h2h["flops_plain"])
+    calls = ", ".join(f"{n} {name}" for name, n in floor["matrix_calls"].items())
+    share = lambda t: f"{t * 1e3:.2f} ({t / needed * 100:.0f}% of the 2x budget)"  # noqa: E731
+    top, rest = list(floor["per_kernel"].items())[:12], list(floor["per_kernel"].values())[12:]
+    return [
+        "## Floor: the step's kernels alone",
+        "",
+        "The forward, backward and AdamW update of one project model step are recorded at the ATen level and "
+        "their kernels replayed back to back, with no Python module code, autograd engine, optimizer loop, data "
+        "or Trainer around them (each replayed op still pays its own call into the dispatcher, a few us).",
+        "",
+        "| | ms per step |",
+        "|---|---|",
+        f"| project step (user run, above) | {med['project'] * 1e3:.2f} |",
+        f"| plain loop step (above) | {med['plain'] * 1e3:.2f} |",
+        f"| **step time that twice the plain loop's utilisation needs** | **{needed * 1e3:.2f}** |",
+        f"| every kernel of the project step ({floor['kernels']} ATen ops) replayed | {share(floor['all'])} |",
+        f"| its matrix kernels alone ({calls}) replayed | {share(floor['matrix'])} |",
+        "",
+        "Where the replayed time goes (each kernel timed on its own, summed per step):",
+        "",
+        "| ATen kernel | calls per step | ms per step |",
+        "|---|---|---|",
+        *(f"| {name} | {calls} | {t * 1e3:.2f} |" for name, (calls, t) in top),
+        f"| the other {len(rest)} kinds | {sum(c for c, _ in rest)} | {sum(t for _, t in rest) * 1e3:.2f} |",
+        "",
+    ]
 
 
 def ablation_wall_time(report: Path) -> str:
@@ -440,13 +555,17 @@ def main(argv: list[str] | None = None) -> dict:
     sizes = [Size(args.batch_size, p, args.width) for p in args.scaling_pairs]
     sizes += [Size(args.batch_size, 8, w) for w in args.scaling_widths]
     rows = scaling(sizes, 3, args.scaling_steps, device, bf16, log)
+    floor = kernel_floor(Size(args.batch_size, 8, args.width), device, bf16)
+    log(
+        f"floor: kernels of one project step {floor['all'] * 1e3:.2f} ms, matrix kernels {floor['matrix'] * 1e3:.2f} ms"
+    )
 
-    text = report(args, command, rate, h2h, data, rows)
+    text = report(args, command, rate, h2h, data, rows, floor)
     out = Path(args.out)
     kept = out.read_text().split(NOTES, 1) if out.exists() else []
     write_atomic(out, text + "\n" + NOTES + (kept[1] if len(kept) == 2 else "\n"))
     print(text)
-    return {"rate": rate, "h2h": h2h, "data": data, "scaling": rows}
+    return {"rate": rate, "h2h": h2h, "data": data, "scaling": rows, "floor": floor}
 
 
 if __name__ == "__main__":

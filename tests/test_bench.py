@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch.utils.data import default_collate
+from torch.utils.flop_counter import FlopCounterMode
 
 from minibert.data import StreamDataModule
 from minibert.module import EncoderModule
@@ -127,6 +128,38 @@ def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
     assert rows[(4, 32)]["flops_plain"] == 3 * _plain_forward_flops(8, 4, 32)
     assert rows[(8, 64)]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
     assert all(r > 0 for r in result["data"]) and result["rate"] > 0
+    floor = result["floor"]
+    assert 0 < floor["matrix"] < floor["all"] and "## Floor: the step's kernels alone" in text
+    assert sum(calls for calls, _ in floor["per_kernel"].values()) == floor["kernels"]
+
+
+def test_the_floor_replays_the_kernels_of_a_training_step(bench):
+    """Every FLOP of the step is replayed. Its matrix kernels: one forward GEMM per linear (8 in the encoder,
+    1 head), two backward GEMMs each (input and weight gradients), one attention kernel forward and one
+    backward per layer; the optimizer's fused AdamW is among the other kernels."""
+    torch.manual_seed(0)
+    step = bench.ProjectModelStep(bench.Size(batch=8), torch.device("cpu"), bf16=False)
+    batch_state = step.rng.bit_generator.state  # the same batch (and picked count) for both counts below
+    with bench.StepKernels() as kernels:
+        step.step()
+    names = [func.overloadpacket.__name__ for func, _, _ in kernels.calls]
+    matrix = [
+        name for (func, _, _), name in zip(kernels.calls, names, strict=True) if bench.StepKernels.is_matrix(func)
+    ]
+    attention = [n for n in matrix if "attention" in n]
+    assert (matrix.count("addmm"), matrix.count("mm"), len(attention)) == (9, 18, 4) and len(matrix) == 31
+    assert sorted(attention) == sorted(2 * [attention[0], f"{attention[0]}_backward"])
+    assert names.count("_fused_adamw_") == 2 and "gelu_backward" in names and "view" not in names
+
+    def flops(run) -> dict[str, int]:
+        with FlopCounterMode(display=False) as counter:
+            run()
+        return {op.__name__: n for op, n in counter.get_flop_counts()["Global"].items()}
+
+    replayed, matrix_only = flops(kernels.replay), flops(lambda: kernels.replay(matrix_only=True))
+    step.rng.bit_generator.state = batch_state
+    counted = flops(step.step)
+    assert replayed == matrix_only == counted and counted["mm"] > 0 and counted["addmm"] > 0
 
 
 def test_bench_bf16_option_runs_unchanged_on_cpu(bench, tmp_path):
