@@ -64,8 +64,10 @@ class SelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)  # 3 x (B, H, T, D)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, D)
+        # split on dim 2, heads to the front after: the backward then stacks dq, dk, dv straight into the
+        # (B, T, 3, H, D) layout of the qkv output, with no extra copy to make it contiguous
+        q, k, v = (t.transpose(1, 2) for t in self.qkv(x).view(B, T, 3, self.heads, C // self.heads).unbind(2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, D) each
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 
