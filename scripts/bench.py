@@ -15,7 +15,9 @@ What is measured, all in one run (and written, with the machine's core count and
 3. Data: freshly masked sentences per second from each pipeline alone.
 4. Scaling: model step (data + forward + backward + optimizer, no Trainer) of both at longer sequences
    and wider models, next to the FLOPs, so one sees where arithmetic takes over from per-step overhead.
-5. Floor: the kernels that one project model step runs (all of them, and the GEMMs and fused attention
+5. Compiled: the same model step with the encoder compiled by `torch.compile` (inductor: fused kernels),
+   against it eager, and what the compilation costs (`--no-compile-probe` skips it; it needs a C++ compiler).
+6. Floor: the kernels that one project model step runs (all of them, and the GEMMs and fused attention
    alone), recorded with their arguments and replayed back to back with nothing around them; set against
    the step time that twice the plain loop's utilisation needs, it shows what removing overhead can win.
 Anything after the NOTES marker in an existing `--out` file is kept (the hand-written analysis).
@@ -380,6 +382,19 @@ def head_to_head(size: Size, repeats: int, steps: int, warmup: int, device: torc
     }
 
 
+def compile_probe(size: Size, repeats: int, steps: int, device: torch.device, bf16: bool) -> dict:
+    """Model step with the encoder compiled by torch.compile against the same step eager (A B A B ...); the
+    first compiled step's time is the compilation (less when inductor's on-disk cache already holds it)."""
+    eager, compiled = ProjectModelStep(size, device, bf16), ProjectModelStep(size, device, bf16)
+    compiled.module.encoder.compile()
+    compile_time = timed_steps(compiled.step, 1, device)[0]
+    a_times, b_times = [], []
+    for _ in range(repeats):  # the first step of each block dropped (warm-up)
+        a_times.append(statistics.median(timed_steps(compiled.step, steps + 1, device)[1:]))
+        b_times.append(statistics.median(timed_steps(eager.step, steps + 1, device)[1:]))
+    return {"compile": compile_time, "compiled": statistics.median(a_times), "eager": statistics.median(b_times)}
+
+
 def scaling(sizes: list[Size], repeats: int, steps: int, device: torch.device, bf16: bool, log) -> list[dict]:
     rows = []
     for size in sizes:
@@ -410,7 +425,9 @@ def spread(values: list[float]) -> str:
     return f"{(max(values) - min(values)) / statistics.median(values) * 100:.0f}%"
 
 
-def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float], rows: list[dict], floor: dict) -> str:
+def report(
+    args, command: str, rate: float, h2h: dict, data: tuple, rows: list, floor: dict, compiled: dict | None
+) -> str:
     med = {k: statistics.median(h2h[k]) for k in ("project", "plain", "ratios")}
     # utilisation per repeat (that repeat's step times and matmul rate), then medians
     util = {
@@ -448,7 +465,7 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
         f"utilisation project / plain (median over repeats): **{util_ratio:.2f}x**. Matmul rate per repeat: "
         f"{', '.join(f'{r / 1e9:.0f}' for r in h2h['rates'])} GFLOP/s.",
         "",
-        *floor_section(h2h, floor, med),
+        *floor_section(h2h, floor, compiled, med),
         "## Data pipeline alone (batch 64)",
         "",
         "| pipeline | fresh masked sentences/s |",
@@ -472,13 +489,20 @@ def report(args, command: str, rate: float, h2h: dict, data: tuple[float, float]
     return "\n".join(lines)
 
 
-def floor_section(h2h: dict, floor: dict, med: dict) -> list[str]:
+def floor_section(h2h: dict, floor: dict, compiled: dict | None, med: dict) -> list[str]:
     """The step time that doubles the plain loop's utilisation, against the project step's kernels alone."""
     # utilisation_project >= 2 x utilisation_plain  <=>  t_project <= t_plain * flops_project / (2 flops_plain)
     needed = med["plain"] * h2h["flops_project"] / (2 * h2h["flops_plain"])
     calls = ", ".join(f"{n} {name}" for name, n in floor["matrix_calls"].items())
     share = lambda t: f"{t * 1e3:.2f} ({t / needed * 100:.0f}% of the 2x budget)"  # noqa: E731
     top, rest = list(floor["per_kernel"].items())[:12], list(floor["per_kernel"].values())[12:]
+    compiled_rows = []
+    if compiled:
+        compiled_rows = [
+            f"| model step without the Trainer (data, forward, backward, AdamW) | {compiled['eager'] * 1e3:.2f} |",
+            f"| the same with the encoder under torch.compile (inductor; {compiled['compile']:.1f} s to compile) "
+            f"| {share(compiled['compiled'])} |",
+        ]
     return [
         "## Floor: the step's kernels alone",
         "",
@@ -493,6 +517,7 @@ def floor_section(h2h: dict, floor: dict, med: dict) -> list[str]:
         f"| **step time that twice the plain loop's utilisation needs** | **{needed * 1e3:.2f}** |",
         f"| every kernel of the project step ({floor['kernels']} ATen ops) replayed | {share(floor['all'])} |",
         f"| its matrix kernels alone ({calls}) replayed | {share(floor['matrix'])} |",
+        *compiled_rows,
         "",
         "Where the replayed time goes (each kernel timed on its own, summed per step):",
         "",
@@ -535,6 +560,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--scaling-widths", type=int, nargs="*", default=[128, 256])
     parser.add_argument("--scaling-steps", type=int, default=5)
     parser.add_argument("--data-seconds", type=float, default=1.0)
+    parser.add_argument(
+        "--compile-probe",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time the model step with the encoder under torch.compile (tens of seconds; needs a C++ compiler)",
+    )
     parser.add_argument("--out", default="results/bench.md")
     args = parser.parse_args(argv)
     if args.accelerator == "gpu" and not torch.cuda.is_available():
@@ -560,12 +591,17 @@ def main(argv: list[str] | None = None) -> dict:
         f"floor: kernels of one project step {floor['all'] * 1e3:.2f} ms, matrix kernels {floor['matrix'] * 1e3:.2f} ms"
     )
 
-    text = report(args, command, rate, h2h, data, rows, floor)
+    compiled = None
+    if args.compile_probe:
+        compiled = compile_probe(Size(args.batch_size, 8, args.width), 5, 100, device, bf16)
+        log(f"compiled encoder: {compiled['compiled'] * 1e3:.2f} ms vs eager {compiled['eager'] * 1e3:.2f} ms")
+
+    text = report(args, command, rate, h2h, data, rows, floor, compiled)
     out = Path(args.out)
     kept = out.read_text().split(NOTES, 1) if out.exists() else []
     write_atomic(out, text + "\n" + NOTES + (kept[1] if len(kept) == 2 else "\n"))
     print(text)
-    return {"rate": rate, "h2h": h2h, "data": data, "scaling": rows, "floor": floor}
+    return {"rate": rate, "h2h": h2h, "data": data, "scaling": rows, "floor": floor, "compiled": compiled}
 
 
 if __name__ == "__main__":

@@ -112,7 +112,8 @@ def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
     out.write_text(f"old tables\n{bench.NOTES}\nhand-written notes\n")
     result = bench.main(
         ["--repeats", "2", "--steps", "3", "--warmup", "1", "--batch-size", "8", "--scaling-pairs", "2", "4",
-         "--scaling-widths", "64", "--scaling-steps", "1", "--data-seconds", "0.05", "--out", str(out)]
+         "--scaling-widths", "64", "--scaling-steps", "1", "--data-seconds", "0.05", "--no-compile-probe",
+         "--out", str(out)]
     )  # fmt: skip
     text = out.read_text()
     assert "old tables" not in text and text.endswith("hand-written notes\n")
@@ -162,11 +163,29 @@ def test_the_floor_replays_the_kernels_of_a_training_step(bench):
     assert replayed == matrix_only == counted and counted["mm"] > 0 and counted["addmm"] > 0
 
 
+@pytest.mark.slow
+def test_the_compile_probe_times_an_encoder_that_computes_what_the_eager_one_does(bench, tmp_path):
+    out = tmp_path / "bench.md"
+    result = bench.main(
+        ["--repeats", "1", "--steps", "2", "--warmup", "1", "--batch-size", "8", "--scaling-pairs", "2",
+         "--scaling-widths", "--scaling-steps", "1", "--data-seconds", "0.05", "--out", str(out)]
+    )  # fmt: skip
+    compiled = result["compiled"]
+    assert compiled["compile"] > compiled["compiled"] > 0 and compiled["eager"] > 0  # the first step compiled
+    assert "encoder under torch.compile" in out.read_text()
+    torch.manual_seed(0)
+    encoder = bench.ProjectModelStep(bench.Size(batch=8), torch.device("cpu"), bf16=False).module.encoder
+    ids = torch.randint(0, 18, (8, 17))
+    eager = encoder(ids)
+    encoder.compile()
+    torch.testing.assert_close(encoder(ids), eager)
+
+
 def test_bench_bf16_option_runs_unchanged_on_cpu(bench, tmp_path):
     result = bench.main(
         ["--precision", "bf16-mixed", "--repeats", "1", "--steps", "2", "--warmup", "1", "--batch-size", "8",
          "--width", "64", "--scaling-pairs", "2", "--scaling-widths", "--scaling-steps", "1",
-         "--data-seconds", "0.05", "--out", str(tmp_path / "bench.md")]
+         "--data-seconds", "0.05", "--no-compile-probe", "--out", str(tmp_path / "bench.md")]
     )  # fmt: skip
     assert result["h2h"]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
     assert "precision bf16-mixed" in (tmp_path / "bench.md").read_text()
