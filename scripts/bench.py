@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,7 +52,6 @@ from minibert.cli import MiniBertCLI
 from minibert.data import StreamDataModule
 from minibert.files import write_atomic
 from minibert.language import sample_sentences
-from minibert.masking import MaskingRecipe, categories
 from minibert.model import EncoderConfig
 from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
@@ -207,12 +207,12 @@ class ProjectModelStep:
         self.module = EncoderModule(MaskedLM(), encoder=config).to(device)
         self.opt = self.module.optimizer()
         self.size, self.device, self.bf16 = size, device, bf16
-        self.rng, self.recipe = np.random.default_rng(0), MaskingRecipe()
+        self.rng = np.random.default_rng(0)
 
     def batch(self) -> dict[str, torch.Tensor]:  # MaskedLM.make_batch, at any sentence length
-        masked = self.recipe.apply(sample_sentences(self.rng, self.size.batch, self.size.pairs), self.rng)
-        out = {"inputs": masked.inputs, "labels": masked.labels, "categories": categories(masked.labels, masked.kind)}
-        return {k: torch.from_numpy(v).to(self.device) for k, v in out.items()}
+        sentences = torch.from_numpy(sample_sentences(self.rng, self.size.batch, self.size.pairs))
+        batch = self.module.objective.corrupt({"inputs": sentences}, self.rng, "train")
+        return {k: v.to(self.device) for k, v in batch.items()}
 
     def loss(self) -> torch.Tensor:
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self.bf16):
@@ -277,41 +277,34 @@ class StepKernels(TorchDispatchMode):
                 func(*args, **kwargs)
 
 
-def kernel_floor(size: Size, device: torch.device, bf16: bool, repeats: int = 7, rounds: int = 30) -> dict:
+def kernel_floor(size: Size, device: torch.device, bf16: bool, replays: int = 200) -> dict:
     """Median times of replaying the kernels of one project model step (recorded after a warm-up step), all
     of them and the matrix kernels alone; and each kernel type's calls and time per step, timed one by one."""
     step = ProjectModelStep(size, device, bf16)
     step.step()
     with StepKernels() as kernels:
         step.step()
-    times = {}
-    for matrix_only in (False, True):
-        kernels.replay(matrix_only)
-        runs = []
-        for _ in range(repeats):
-            sync(device)
-            start = time.perf_counter()
-            for _ in range(rounds):
-                kernels.replay(matrix_only)
-            sync(device)
-            runs.append((time.perf_counter() - start) / rounds)
-        times["matrix" if matrix_only else "all"] = statistics.median(runs)
-    per_kernel: dict[str, list] = {}  # ATen op name -> [calls per step, seconds per step]
+    times = {
+        name: statistics.median(timed_steps(lambda m=matrix_only: kernels.replay(m), replays, device)[1:])
+        for name, matrix_only in (("all", False), ("matrix", True))
+    }  # the first replay of each is dropped (warm-up)
+    names = [func.overloadpacket.__name__ for func, _, _ in kernels.calls]
+    seconds = dict.fromkeys(names, 0.0)  # per step, each kernel timed on its own
+    rounds = replays // 10
     with torch.no_grad():
         for _ in range(rounds):
-            for func, args, kwargs in kernels.calls:
+            for name, (func, args, kwargs) in zip(names, kernels.calls, strict=True):
                 start = time.perf_counter()
                 func(*args, **kwargs)
                 sync(device)
-                entry = per_kernel.setdefault(func.overloadpacket.__name__, [0, 0.0])
-                entry[0] += 1
-                entry[1] += (time.perf_counter() - start) / rounds
-    names = [func.overloadpacket.__name__ for func, _, _ in kernels.calls if StepKernels.is_matrix(func)]
+                seconds[name] += (time.perf_counter() - start) / rounds
+    calls = Counter(names)
+    matrix = [n for n, (func, _, _) in zip(names, kernels.calls, strict=True) if StepKernels.is_matrix(func)]
     return {
         **times,
-        "kernels": len(kernels.calls),
-        "matrix_calls": {n: names.count(n) for n in dict.fromkeys(names)},
-        "per_kernel": {n: (c // rounds, t) for n, (c, t) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1])},
+        "kernels": len(names),
+        "matrix_calls": dict(Counter(matrix)),
+        "per_kernel": {n: (calls[n], seconds[n]) for n in sorted(seconds, key=seconds.get, reverse=True)},
     }
 
 
@@ -579,21 +572,22 @@ def main(argv: list[str] | None = None) -> dict:
     rate = matmul_rate(device, bf16)
     log(f"matmul: {rate / 1e9:.1f} GFLOP/s")
     log("step time, A (project) vs B (plain):")
-    h2h = head_to_head(Size(args.batch_size, 8, args.width), args.repeats, args.steps, args.warmup, device, args, log)
+    size = Size(args.batch_size, 8, args.width)  # the default sentence; batch and width as asked
+    h2h = head_to_head(size, args.repeats, args.steps, args.warmup, device, args, log)
     data = data_rate(args.data_seconds)
     log(f"data: project {data[0]:,.0f} sentences/s, plain {data[1]:,.0f} sentences/s")
     log("scaling:")
     sizes = [Size(args.batch_size, p, args.width) for p in args.scaling_pairs]
     sizes += [Size(args.batch_size, 8, w) for w in args.scaling_widths]
     rows = scaling(sizes, 3, args.scaling_steps, device, bf16, log)
-    floor = kernel_floor(Size(args.batch_size, 8, args.width), device, bf16)
+    floor = kernel_floor(size, device, bf16)
     log(
         f"floor: kernels of one project step {floor['all'] * 1e3:.2f} ms, matrix kernels {floor['matrix'] * 1e3:.2f} ms"
     )
 
     compiled = None
     if args.compile_probe:
-        compiled = compile_probe(Size(args.batch_size, 8, args.width), 5, 100, device, bf16)
+        compiled = compile_probe(size, 5, 100, device, bf16)
         log(f"compiled encoder: {compiled['compiled'] * 1e3:.2f} ms vs eager {compiled['eager'] * 1e3:.2f} ms")
 
     text = report(args, command, rate, h2h, data, rows, floor, compiled)

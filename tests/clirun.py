@@ -14,8 +14,9 @@ from pathlib import Path
 
 import torch
 
+from minibert.run import QUIET
+
 ROOT = Path(__file__).resolve().parents[1]
-QUIET = ["--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
 
 
 def cli_env(**changes: str | None) -> dict[str, str]:

@@ -6,7 +6,6 @@ scripts/bench.py whose FLOP count matches the arithmetic."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -20,15 +19,10 @@ from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
 from minibert.run import fit
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(scripts):
+    return scripts("bench")
 
 
 def test_the_plain_loop_is_the_project_architecture(bench):

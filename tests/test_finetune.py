@@ -12,15 +12,13 @@ from minibert.finetune import FinetuneModule
 from minibert.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
 from minibert.language import FIRST_CLOSER, FIRST_OPENER, N_KINDS, N_PAIRS
 from minibert.model import count_parameters
-from minibert.run import fit, last_checkpoint
+from minibert.run import last_checkpoint
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    """A briefly pre-trained default encoder."""
-    root = tmp_path_factory.mktemp("pretrain")
-    summary = fit(["configs/pretrain.yaml"], ["--trainer.max_steps=20", "--data.val_size=100"], root_dir=root)
-    return last_checkpoint(summary["log_dir"])
+def checkpoint(short_run):
+    """A briefly pre-trained default encoder (the session's shared 60-step run)."""
+    return last_checkpoint(short_run["log_dir"])
 
 
 def checksum(module: torch.nn.Module) -> str:
