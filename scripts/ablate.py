@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     except GridError as err:
         print(f"ablate.py: error: {err}", file=sys.stderr)
         return 2
-    runs = plan(experiments, seeds, out, ROOT)
+    everything = plan(list(grid.experiments), seeds, out, ROOT)
+    runs = [r for r in everything if r.experiment in experiments]  # --only narrows what runs, not the report
     for stale in out.glob(".*.tmp"):  # a report file a killed invocation was writing (see files.write_atomic)
         stale.unlink()
 
@@ -96,8 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run failed: {run.label}: {reason}", file=sys.stderr)
 
     done = [r for r in runs if r.done]
-    # --only chooses what to run; the report covers every experiment of the grid with finished runs in --out
-    everything = plan(list(grid.experiments), seeds, out, ROOT)
+    # the report covers every experiment of the grid with finished runs in --out
     reported = [e for e in grid.experiments if any(r.done for r in everything if r.experiment is e)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
     header = [

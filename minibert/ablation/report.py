@@ -62,23 +62,26 @@ def ci95(values: list[float]) -> tuple[float, float]:
     return mean, t * statistics.stdev(values) / math.sqrt(len(values))
 
 
+def _metrics(summary: dict) -> dict[str, float | None]:
+    """The numeric entries of a run's summary (None is a NaN that JSON could not hold)."""
+    return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
+
+
 @dataclass
 class Results:
-    """Metric values by (experiment, metric) -> {seed: value}, from the runs' summaries."""
+    """Metric values by (experiment, metric) -> {seed: value}, and the finished runs with their summaries."""
 
     values: dict[tuple[str, str], dict[int, float]]
-    runs: list[Run]
+    summaries: list[tuple[Run, dict]]
 
     @classmethod
     def collect(cls, runs: list[Run]) -> Results:
         values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-        for run in runs:
-            if not run.done:
-                continue
-            for metric, value in run.summary().items():
-                if isinstance(value, (int, float)) or value is None:
-                    values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
-        return cls(dict(values), [r for r in runs if r.done])
+        summaries = [(run, run.summary()) for run in runs if run.done]  # each summary.json read once
+        for run, summary in summaries:
+            for metric, value in _metrics(summary).items():
+                values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
+        return cls(dict(values), summaries)
 
     def get(self, ref: MetricRef) -> dict[int, float]:
         return self.values.get((ref.experiment, ref.metric), {})
@@ -88,10 +91,9 @@ class Results:
         return [
             {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v,
              "run_dir": os.path.relpath(r.run_dir, out)}
-            for r in self.runs
-            for m, v in sorted(r.summary().items())
-            if isinstance(v, (int, float)) or v is None
-        ]
+            for r, summary in self.summaries
+            for m, v in sorted(_metrics(summary).items())
+        ]  # fmt: skip
 
 
 def claim_by_seed(claim: Claim, results: Results) -> dict[int, bool]:
@@ -164,10 +166,13 @@ def tables(grid: Grid, experiments: list[Experiment], results: Results) -> list[
     return out
 
 
-def _group(name: str) -> str:
-    """Experiments are pictured together by their name less its last part: 'objectives/pretrain/mlm' ->
+def _groups(experiments: list[Experiment]) -> dict[str, list[Experiment]]:
+    """Experiments pictured together, by their name less its last part: 'objectives/pretrain/mlm' ->
     'objectives/pretrain'."""
-    return name.rsplit("/", 1)[0]
+    groups: dict[str, list[Experiment]] = defaultdict(list)
+    for e in experiments:
+        groups[e.name.rsplit("/", 1)[0]].append(e)
+    return groups
 
 
 def _colors(n: int) -> tuple:
@@ -183,10 +188,7 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
     """One PNG per experiment group (the name before '/'): bars per metric, one colour per experiment,
     mean with 95% CI error bars and each seed as a dot."""
     figures = {}
-    groups: dict[str, list[Experiment]] = defaultdict(list)
-    for e in experiments:
-        groups[_group(e.name)].append(e)
-    for group, members in groups.items():
+    for group, members in _groups(experiments).items():
         metrics = [m for m in dict.fromkeys(m for e in members for m in e.metrics) if _is_rate(m)]
         if not metrics:
             continue
@@ -218,17 +220,13 @@ def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, by
 def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
     """Per group: training loss and validation accuracy over steps, one line per experiment and seed."""
     figures = {}
-    groups: dict[str, list[Experiment]] = defaultdict(list)
-    for e in experiments:
-        groups[_group(e.name)].append(e)
-    for group, members in groups.items():
+    for group, members in _groups(experiments).items():
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
         for i, e in enumerate(members):
             color = _colors(len(members))[i]
-            for k, run in enumerate(r for r in results.runs if r.experiment.name == e.name):
-                log_dir = run.summary()["log_dir"]
+            for k, summary in enumerate(s for r, s in results.summaries if r.experiment.name == e.name):
                 for ax, metric in zip(axes, ("train/loss", "val/acc")):
-                    if history := metric_history(log_dir, metric):
+                    if history := metric_history(summary["log_dir"], metric):
                         steps, values = zip(*history)
                         label = e.name.rsplit("/", 1)[-1] if k == 0 else None
                         ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
