@@ -2,8 +2,9 @@
 
 Example:
     >>> import numpy as np
+    >>> from minibert.languages import BracketPairs
     >>> labels = np.array([-100, -100, 10])
-    >>> print(token_rows({"original": "[CLS] a A".split(), "labels": label_tokens(labels)}))
+    >>> print(token_rows({"original": "[CLS] a A".split(), "labels": label_tokens(labels, BracketPairs().vocab)}))
     original  [CLS]  a  A
     labels    .      .  A
 """
@@ -14,16 +15,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from minibert.language import VOCAB
 from minibert.masking import IGNORE, KEPT, MASKED, RANDOM, UNTOUCHED
 
 BLANK = "."  # a position with nothing to show
 KIND_NAMES = {UNTOUCHED: BLANK, MASKED: "mask", RANDOM: "random", KEPT: "kept"}
 
 
-def label_tokens(labels: np.ndarray) -> list[str]:
-    """(T,) labels -> the original token at graded positions, BLANK elsewhere."""
-    return [BLANK if int(i) == IGNORE else VOCAB[int(i)] for i in labels]
+def label_tokens(labels: np.ndarray, vocab: Sequence[str]) -> list[str]:
+    """(T,) labels -> the original token (from `vocab`) at graded positions, BLANK elsewhere."""
+    return [BLANK if int(i) == IGNORE else vocab[int(i)] for i in labels]
 
 
 def kind_names(kind: np.ndarray) -> list[str]:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import torch
 
-from minibert.grammaticality import Grammaticality
 from minibert.model import Encoder, EncoderConfig
 from minibert.module import EncoderModule
 from minibert.objectives.base import Objective
+from minibert.objectives.grammaticality import Grammaticality
 
 
 @dataclass(frozen=True)

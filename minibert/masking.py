@@ -2,9 +2,9 @@
 
 Example:
     >>> import numpy as np
-    >>> from minibert.language import sample_sentences
-    >>> rng = np.random.default_rng(0)
-    >>> masked = MaskingRecipe().apply(sample_sentences(rng, 4), rng)
+    >>> from minibert.languages import BracketPairs
+    >>> rng, lang = np.random.default_rng(0), BracketPairs()
+    >>> masked = MaskingRecipe().apply(lang.sample(rng, 4), rng, lang)
     >>> masked.inputs.shape, masked.labels.shape, masked.kind.shape
     ((4, 17), (4, 17), (4, 17))
 """
@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from minibert.language import CLS_ID, CONTENT_IDS, MASK_ID, is_closer, is_opener
+from minibert.languages.base import MASK_ID, Language
 
 IGNORE = -100  # label at positions that are not graded (torch's cross_entropy ignore_index)
 
@@ -80,15 +80,16 @@ class MaskingRecipe:
             "picked": self.p_pick,
         }
 
-    def apply(self, ids: np.ndarray, rng: np.random.Generator, pickable: np.ndarray | None = None) -> Masked:
-        """Corrupt a batch of sentences `ids` (B, T); `pickable` (B, T) bool defaults to every non-[CLS] token."""
-        if pickable is None:
-            pickable = ids != CLS_ID
-        picked = pickable & (rng.random(ids.shape) < self.p_pick)
+    def apply(self, ids: np.ndarray, rng: np.random.Generator, language: Language) -> Masked:
+        """Corrupt a batch `ids` (B, T) of the language's tokens: only its content tokens may be picked (not
+        [CLS], nor an objective's [SEP]), and a random replacement is one of them."""
+        picked = language.is_content(ids) & (rng.random(ids.shape) < self.p_pick)
         fate = rng.random(ids.shape)  # one uniform per position decides mask / random / kept
-        return self.treat(ids, picked, fate, rng)
+        return self.treat(ids, picked, fate, rng, language)
 
-    def treat(self, ids: np.ndarray, picked: np.ndarray, fate: np.ndarray, rng: np.random.Generator) -> Masked:
+    def treat(
+        self, ids: np.ndarray, picked: np.ndarray, fate: np.ndarray, rng: np.random.Generator, language: Language
+    ) -> Masked:
         """The 80/10/10 treatment of the `picked` (B, T) positions: `fate` (B, T) uniforms below p_mask -> [MASK],
         below p_mask + p_random -> a random content token, the rest kept. Recipes that pick differently (spans)
         reuse it; giving a whole span one fate treats the span as a unit."""
@@ -100,23 +101,42 @@ class MaskingRecipe:
         kind[to_random] = RANDOM
         inputs = ids.copy()
         inputs[to_mask] = MASK_ID
-        inputs[to_random] = rng.choice(CONTENT_IDS, size=int(to_random.sum()))
+        inputs[to_random] = rng.choice(language.content_ids, size=int(to_random.sum()))
         labels = np.where(picked, ids, IGNORE)
         return Masked(inputs, labels, kind)
 
+    def likelihoods(self, inputs: np.ndarray, language: Language) -> tuple[np.ndarray, np.ndarray]:
+        """How likely each corrupted input is under each true token: (context, graded), (B, T, V) float64 each.
 
-def categories(labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """Which MLM_CATEGORIES each position belongs to, shape (B, T, len(MLM_CATEGORIES)) bool.
+        `graded[b, t, w]` = P(inputs[b, t] | true token w, position t picked), the emission of a graded
+        position: p_mask if it shows [MASK], p_random / |content| if it shows a content token (any true token
+        may be replaced by it), plus p_kept if it shows w itself. `context` is that of a position not known to
+        be picked: (1 - p_pick) [shows w] + p_pick graded. Positions are corrupted independently, so the
+        posterior of a graded position is its cavity (minibert.oracle) times its graded emission.
+        """
+        V = language.vocab_size
+        shown = np.eye(V, dtype=np.float64)[np.clip(inputs, 0, V - 1)]  # (B, T, V): [inputs == w]
+        content = language.is_content(inputs)[..., None]
+        graded = (
+            self.p_mask * (inputs == MASK_ID)[..., None]
+            + self.p_random / len(language.content_ids) * content * language.is_content(np.arange(V))
+            + self.p_kept * shown
+        )
+        pickable = content | (inputs == MASK_ID)[..., None]
+        context = np.where(pickable, (1.0 - self.p_pick) * shown + self.p_pick * graded, shown)
+        return context, graded
+
+
+def categories(language: Language, ids: np.ndarray, labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Which categories each position of the clean `ids` (B, T) belongs to: MLM_CATEGORIES followed by the
+    language's own (`language.categories`), shape (B, T, 7 + len(language.categories)) bool.
 
     The partner is *visible* when it is untouched or kept, *hidden* when it became [MASK] or a random
     token. Only picked positions (label != IGNORE) belong to any category.
     """
     picked = labels != IGNORE
-    opener = is_opener(labels)
-    # an opener's partner is on its right, a closer's on its left, whatever the layout ([SEP]s included);
-    # on the plain sentence this is partner_index (unpicked positions point at themselves and are dropped)
-    partner = np.arange(labels.shape[1]) + opener - is_closer(labels)  # (B, T)
-    partner_kind = np.take_along_axis(kind, partner, axis=1)  # (B, T): what happened to each partner
+    opener = language.is_opener(ids)
+    partner_kind = np.take_along_axis(kind, language.partner(ids), axis=1)  # (B, T): what happened to each partner
     partner_visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
     cats = [
         opener,
@@ -127,7 +147,7 @@ def categories(labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
         kind == RANDOM,
         kind == KEPT,
     ]
-    return np.stack(cats, axis=-1) & picked[..., None]
+    return np.concatenate([np.stack(cats, axis=-1), language.category_masks(ids)], axis=-1) & picked[..., None]
 
 
 def shares(masked: Masked) -> dict[str, float]:
@@ -137,4 +157,3 @@ def shares(masked: Masked) -> dict[str, float]:
     out = {name: float((content == k).sum()) / n for name, k in (("mask", MASKED), ("random", RANDOM), ("kept", KEPT))}
     out["picked"] = float((content != UNTOUCHED).sum()) / n
     return out
-

@@ -6,7 +6,7 @@ multi-head self-attention and a 4x GELU MLP, post-norm as in BERT (or pre-norm).
 
 Example:
     >>> import torch
-    >>> encoder = Encoder(EncoderConfig())
+    >>> encoder = Encoder(EncoderConfig(vocab_size=18, max_len=17))
     >>> encoder(torch.zeros(3, 17, dtype=torch.long)).shape
     torch.Size([3, 17, 32])
     >>> count_parameters(encoder) + count_parameters(torch.nn.Linear(32, 18))
@@ -22,16 +22,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import SEQ_LEN, VOCAB
-
 
 @dataclass(frozen=True)
 class EncoderConfig:
     """Shape of the encoder. `causal=False` means no attention mask at all; `True`, each position sees
-    itself and its left only."""
+    itself and its left only. `vocab_size` and `max_len` left unset (None) are the language's: an
+    objective's `configure_encoder` fills them in before the encoder is built."""
 
-    vocab_size: int = len(VOCAB)
-    max_len: int = SEQ_LEN
+    vocab_size: int | None = None
+    max_len: int | None = None
     width: int = 32
     heads: int = 2
     layers: int = 2
@@ -42,6 +41,8 @@ class EncoderConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_len", "width", "heads", "layers"):
             value = getattr(self, name)
+            if value is None and name in ("vocab_size", "max_len"):
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"EncoderConfig.{name}={value!r} is not allowed: it must be a positive integer")
         if self.width % self.heads:
@@ -95,6 +96,11 @@ class Encoder(nn.Module):
 
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
+        if config.vocab_size is None or config.max_len is None:
+            raise ValueError(
+                "EncoderConfig.vocab_size and max_len must be set to build an Encoder: "
+                "size it with an objective's configure_encoder (they come from its language)"
+            )
         self.config = config
         self.tok = nn.Embedding(config.vocab_size, config.width)
         self.pos = nn.Embedding(config.max_len, config.width)

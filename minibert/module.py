@@ -3,7 +3,8 @@
 The encoder is a plain `nn.Module` (minibert.model); the objective (minibert.objectives) owns data
 corruption, heads, loss and graded predictions. This module adds optimisation, logging and metrics:
 `train/loss` every step, and at each validation `val/loss` plus `val/acc` and `val/acc_<category>` from a
-`CategoryAccuracy` metric (one per scoreboard of the objective: `val/<prefix>acc...` for a prefixed one).
+`CategoryAccuracy` metric (one per scoreboard of the objective: `val/<prefix>acc...` for a prefixed one),
+with `val/ceiling/acc...` and `val/gap/acc...` beside them where the objective knows the exact ceiling.
 
 Example:
     >>> from minibert.objectives import MaskedLM
@@ -88,7 +89,8 @@ class EncoderModule(L.LightningModule):
         out = self.objective(self.encoder, batch)
         graded = out.graded()
         for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
-            metric.update(graded[prefix].preds, graded[prefix].target, graded[prefix].categories)
+            part = graded[prefix]
+            metric.update(part.preds, part.target, part.categories, part.credit)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
         self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
 

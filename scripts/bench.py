@@ -51,7 +51,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from minibert.cli import MiniBertCLI
 from minibert.data import StreamDataModule
 from minibert.files import write_atomic
-from minibert.language import sample_sentences
+from minibert.languages import BracketPairs
 from minibert.model import EncoderConfig
 from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
@@ -203,15 +203,14 @@ class ProjectModelStep:
 
     def __init__(self, size: Size, device: torch.device, bf16: bool) -> None:
         torch.manual_seed(0)
-        config = EncoderConfig(max_len=1 + 2 * size.pairs, width=size.width, heads=size.heads)
-        self.module = EncoderModule(MaskedLM(), encoder=config).to(device)
+        config = EncoderConfig(width=size.width, heads=size.heads)  # vocabulary and length: the language's
+        self.module = EncoderModule(MaskedLM(language=BracketPairs(pairs=size.pairs)), encoder=config).to(device)
         self.opt = self.module.optimizer()
         self.size, self.device, self.bf16 = size, device, bf16
         self.rng = np.random.default_rng(0)
 
     def batch(self) -> dict[str, torch.Tensor]:  # MaskedLM.make_batch, at any sentence length
-        sentences = torch.from_numpy(sample_sentences(self.rng, self.size.batch, self.size.pairs))
-        batch = self.module.objective.corrupt({"inputs": sentences}, self.rng, "train")
+        batch = self.module.objective.make_batch(self.rng, self.size.batch, "train")
         return {k: v.to(self.device) for k, v in batch.items()}
 
     def loss(self) -> torch.Tensor:

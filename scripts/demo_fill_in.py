@@ -20,7 +20,6 @@ import torch
 from minibert.data import StreamDataModule
 from minibert.display import BLANK, token_rows
 from minibert.finetune import read_checkpoint
-from minibert.language import VOCAB, decode
 from minibert.masking import IGNORE
 from minibert.model import EncoderConfig
 from minibert.module import EncoderModule
@@ -44,10 +43,11 @@ def fill_in(module: EncoderModule, inputs: torch.Tensor, labels: torch.Tensor) -
     picked = labels != IGNORE
     with torch.no_grad():
         predicted = module.objective.predict(module.encoder, inputs[None])[0]
+    language = module.objective.language
     rows = {
-        "original": decode(original).split(),
-        "input": decode(inputs).split(),
-        "predicted": [VOCAB[int(p)] if g else BLANK for p, g in zip(predicted, picked, strict=True)],
+        "original": language.decode(original).split(),
+        "input": language.decode(inputs).split(),
+        "predicted": [language.vocab[int(p)] if g else BLANK for p, g in zip(predicted, picked, strict=True)],
     }
     right = int((predicted[picked] == labels[picked]).sum())
     return token_rows(rows), right, int(picked.sum())

@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 from minibert.display import kind_names, label_tokens, token_rows
-from minibert.language import SEQ_LEN, VOCAB, decode, sample_sentences
+from minibert.languages import BracketPairs
 from minibert.masking import KEPT, MASKED, RANDOM, Masked, MaskingRecipe, shares
 
 SHARE_NAMES = {"mask": "[MASK]", "random": "random", "kept": "kept", "picked": "picked"}
@@ -35,12 +35,15 @@ def example_index(ids: np.ndarray, masked: Masked, recipe: MaskingRecipe) -> int
     return int(np.argmax(shows_all)) if shows_all.any() else 0
 
 
+LANGUAGE = BracketPairs()
+
+
 def sentence_rows(ids: np.ndarray, masked: Masked, i: int) -> str:
     return token_rows(
         {
-            "original": decode(ids[i]).split(),
-            "corrupted": decode(masked.inputs[i]).split(),
-            "labels": label_tokens(masked.labels[i]),
+            "original": LANGUAGE.decode(ids[i]).split(),
+            "corrupted": LANGUAGE.decode(masked.inputs[i]).split(),
+            "labels": label_tokens(masked.labels[i], LANGUAGE.vocab),
             "kind": kind_names(masked.kind[i]),
         }
     )
@@ -68,16 +71,16 @@ def main(argv: list[str] | None = None) -> None:
     recipe = MaskingRecipe(args.p_pick, args.p_mask, args.p_random)
 
     rng = np.random.default_rng(args.seed)
-    ids = sample_sentences(rng, args.sentences)
-    masked = recipe.apply(ids, rng)
+    ids = LANGUAGE.sample(rng, args.sentences)
+    masked = recipe.apply(ids, rng, LANGUAGE)
     i = example_index(ids, masked, recipe)
     print(
         f"Masking recipe: p_pick={recipe.p_pick}, p_mask={recipe.p_mask}, p_random={recipe.p_random} (seed {args.seed})"
     )
-    print(f"vocabulary ({len(VOCAB)} tokens): {' '.join(VOCAB)}\n")
+    print(f"vocabulary ({LANGUAGE.vocab_size} tokens): {' '.join(LANGUAGE.vocab)}\n")
     print(f"Sentence {i} of the sample (the first that shows every kind of corruption):")
     print(sentence_rows(ids, masked, i))
-    print(f"\nShares over {args.sentences:,} sentences ({args.sentences * (SEQ_LEN - 1):,} content tokens):")
+    print(f"\nShares over {args.sentences:,} sentences ({args.sentences * (LANGUAGE.seq_len - 1):,} content tokens):")
     print(share_table(masked, recipe))
 
 

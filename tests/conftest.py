@@ -61,9 +61,44 @@ def default_grid(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("default_grid")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     wall_time_s = time.perf_counter() - start
     grid = load_grid(ROOT / "configs/ablations/default.yaml", root=ROOT)
     results = Results.collect(plan(list(grid.experiments), [0, 1, 2], out, ROOT))
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
+
+
+def run_grid(grid: str, out: Path, *args: str) -> tuple[object, dict]:
+    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds; returns (process, {(experiment,
+    seed): summary}) read back from the runs it planned."""
+    import subprocess
+    import sys
+
+    from minibert.ablation.grid import load_grid
+    from minibert.ablation.runner import plan
+
+    proc = subprocess.run(
+        [sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    experiments = list(load_grid(ROOT / grid, root=ROOT).experiments)
+    runs = plan(experiments, [0, 1, 2], out, ROOT)
+    return proc, {(r.experiment.name, r.seed): r.summary() for r in runs if r.done}
+
+
+@pytest.fixture(scope="session")
+def dyck_grid(tmp_path_factory):
+    """The Dyck grid's bidirectional MLM with its full and no-pre-training fine-tuning, 3 seeds (slow tests)."""
+    return run_grid(
+        "configs/ablations/dyck.yaml",
+        tmp_path_factory.mktemp("dyck_grid"),
+        "--workers",
+        "2",
+        "--only",
+        "dyck/finetune/mlm-full,dyck/finetune/no_pretrain",
+    )

@@ -58,7 +58,7 @@ def test_num_workers_does_not_change_the_stream():
 def test_batches_have_the_configured_size_and_the_objectives_fields():
     batch = take(stream(batch_size=24), 1)[0]
     assert batch["inputs"].shape == batch["labels"].shape == (24, 17)
-    assert batch["categories"].shape == (24, 17, len(MaskedLM.categories))
+    assert batch["categories"].shape == (24, 17, len(MaskedLM().categories))
 
 
 def validation_inputs(seed: int, source: MaskedLM | None = None) -> torch.Tensor:
@@ -89,7 +89,7 @@ def test_validation_set_is_not_drawn_from_the_training_stream():
 def test_validation_items_are_single_examples():
     val = FixedSet(MaskedLM(), size=10, seed=1)
     assert len(val) == 10
-    assert val[3]["inputs"].shape == (17,) and val[3]["categories"].shape == (17, len(MaskedLM.categories))
+    assert val[3]["inputs"].shape == (17,) and val[3]["categories"].shape == (17, len(MaskedLM().categories))
     assert np.array_equal(val[3]["labels"].numpy(), val.batch["labels"][3].numpy())
 
 

@@ -8,8 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minibert.language import closer_of, encode
+from minibert.languages import BracketPairs
 from minibert.run import last_checkpoint
+
+LANG = BracketPairs()  # the demos' language
 
 
 def rows_of(out: str, names: list[str]) -> dict[str, list[tuple[int, str]]]:
@@ -24,8 +26,8 @@ def rows_of(out: str, names: list[str]) -> dict[str, list[tuple[int, str]]]:
 
 
 def assert_well_formed(tokens: list[str]) -> None:
-    ids = encode(" ".join(tokens))  # raises on a token outside the vocabulary
-    assert len(ids) == 17 and tokens[0] == "[CLS]" and (ids[2::2] == closer_of(ids[1::2])).all()
+    ids = LANG.encode(" ".join(tokens))  # raises on a token outside the vocabulary
+    assert len(ids) == 17 and tokens[0] == "[CLS]" and (ids[2::2] == ids[1::2] + LANG.kinds).all()
 
 
 def assert_aligned(rows: dict[str, list[tuple[int, str]]]) -> None:

@@ -9,9 +9,8 @@ import torch
 
 from minibert.data import StreamDataModule
 from minibert.finetune import FinetuneModule
-from minibert.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
-from minibert.language import FIRST_CLOSER, FIRST_OPENER, N_KINDS, N_PAIRS
 from minibert.model import count_parameters
+from minibert.objectives.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
 from minibert.run import last_checkpoint
 
 
@@ -43,8 +42,14 @@ def train(module: FinetuneModule, steps: int = 8) -> AssertEncoderMode:
     data = StreamDataModule(batch_size=32, val_size=64, val_batch_size=64, source=module.objective)
     probe = AssertEncoderMode()
     trainer = L.Trainer(
-        max_steps=steps, val_check_interval=4, check_val_every_n_epoch=None, logger=False,
-        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, callbacks=[probe],
+        max_steps=steps,
+        val_check_interval=4,
+        check_val_every_n_epoch=None,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[probe],
     )
     trainer.fit(module, data)
     return probe
@@ -115,16 +120,20 @@ def test_checkpoint_of_another_shape_is_refused(checkpoint):
 
 
 def test_grammaticality_data_is_balanced_with_exactly_one_wrong_closer_in_negatives():
-    batch = Grammaticality().make_batch(np.random.default_rng(0), 4000, "train")
+    task = Grammaticality()
+    lang = task.language
+    first_opener, first_closer, kinds, n_pairs = lang.content_ids[0], lang.first_closer, lang.kinds, lang.pairs
+    assert (first_opener, first_closer, kinds, n_pairs) == (2, 10, 8, 8)  # the seed's language by default
+    batch = task.make_batch(np.random.default_rng(0), 4000, "train")
     ids, labels, where = (batch[k].numpy() for k in ("inputs", "labels", "corrupted_at"))
     assert (labels == GRAMMATICAL).sum() == (labels == UNGRAMMATICAL).sum() == 2000
     openers, closers = ids[:, 1::2], ids[:, 2::2]  # (B, 8) each
-    wrong = closers - FIRST_CLOSER != openers - FIRST_OPENER  # (B, 8)
+    wrong = closers - first_closer != openers - first_opener  # (B, 8)
     assert (wrong.sum(1)[labels == GRAMMATICAL] == 0).all()
     assert (wrong.sum(1)[labels == UNGRAMMATICAL] == 1).all()
-    assert ((openers >= FIRST_OPENER) & (openers < FIRST_OPENER + N_KINDS)).all()
-    assert ((closers >= FIRST_CLOSER) & (closers < FIRST_CLOSER + N_KINDS)).all()
+    assert ((openers >= first_opener) & (openers < first_opener + kinds)).all()
+    assert ((closers >= first_closer) & (closers < first_closer + kinds)).all()
     # the corrupted pair is uniform over the eight pairs (each ~250 of 2000; 5 sigma band)
-    pairs = np.bincount((where[labels == UNGRAMMATICAL] - 2) // 2, minlength=N_PAIRS)
+    pairs = np.bincount((where[labels == UNGRAMMATICAL] - 2) // 2, minlength=n_pairs)
     assert np.all(np.abs(pairs - 250) < 5 * np.sqrt(2000 * (1 / 8) * (7 / 8)))
     assert (wrong.argmax(1)[labels == UNGRAMMATICAL] == (where[labels == UNGRAMMATICAL] - 2) // 2).all()

@@ -6,8 +6,11 @@ import re
 import numpy as np
 import pytest
 
-from minibert.language import CLS_ID, CONTENT_IDS, MASK_ID, SEQ_LEN, sample_sentences
+from minibert.languages import CLS_ID, MASK_ID, BracketPairs
 from minibert.masking import IGNORE, KEPT, MASKED, RANDOM, UNTOUCHED, MaskingRecipe, shares
+
+LANG = BracketPairs()
+CONTENT_IDS, SEQ_LEN = LANG.content_ids, LANG.seq_len
 
 N_SENTENCES = 20_000  # 320,000 content tokens: one binomial sigma of a 15% share is 0.06 points
 
@@ -22,8 +25,8 @@ RECIPES = [
 
 def corrupt(recipe: MaskingRecipe, n: int = N_SENTENCES, seed: int = 0):
     rng = np.random.default_rng(seed)
-    ids = sample_sentences(rng, n)
-    return ids, recipe.apply(ids, rng)
+    ids = LANG.sample(rng, n)
+    return ids, recipe.apply(ids, rng, LANG)
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=repr)
@@ -78,13 +81,30 @@ def test_random_replacements_are_uniform_over_the_sixteen_content_tokens():
     assert np.all(np.abs(counts / n - p) <= 5 * np.sqrt(p * (1 - p) / n)), counts
 
 
-def test_pickable_restricts_which_positions_may_be_picked():
+class ClosersOnly(BracketPairs):
+    """A language whose content (what masking may pick) is its closers only."""
+
+    def is_content(self, ids):
+        return self.is_closer(ids)
+
+
+def test_the_languages_content_restricts_which_positions_may_be_picked():
     rng = np.random.default_rng(0)
-    ids = sample_sentences(rng, 500)
+    ids = LANG.sample(rng, 500)
     pickable = np.zeros(ids.shape, dtype=bool)
     pickable[:, 2::2] = True  # closers only
-    masked = MaskingRecipe(p_pick=1.0).apply(ids, rng, pickable=pickable)
+    masked = MaskingRecipe(p_pick=1.0).apply(ids, rng, ClosersOnly())
     assert np.array_equal(masked.kind != UNTOUCHED, pickable)
+
+
+def test_tokens_past_the_vocabulary_are_never_picked():
+    """An objective's own token after the language's vocabulary (NSP's [SEP]) is not content."""
+    rng = np.random.default_rng(0)
+    sep = np.full((500, 1), LANG.vocab_size)
+    ids = np.concatenate([LANG.sample(rng, 500), sep, LANG.sample(rng, 500)[:, 1:], sep], axis=1)
+    masked = MaskingRecipe(p_pick=1.0).apply(ids, rng, LANG)
+    assert np.array_equal(masked.kind != UNTOUCHED, (ids != CLS_ID) & (ids != LANG.vocab_size))
+    assert (masked.inputs[:, [SEQ_LEN, -1]] == LANG.vocab_size).all()
 
 
 def test_same_rng_state_gives_the_same_corruption():

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.language import FIRST_CLOSER, FIRST_OPENER, sample_sentences
+from minibert.languages import BracketPairs
 from minibert.masking import IGNORE, KEPT, MASKED, MLM_CATEGORIES, RANDOM, UNTOUCHED, MaskingRecipe, categories
 from minibert.metrics import CategoryAccuracy
 
 NAMES = ("red", "green", "blue", "never")
+LANG = BracketPairs()
+FIRST_OPENER, FIRST_CLOSER = LANG.content_ids[0], LANG.first_closer
 
 
 def numpy_count(preds: np.ndarray, target: np.ndarray, cats: np.ndarray) -> dict[str, float]:
@@ -80,7 +82,7 @@ def test_categories_of_the_wrong_shape_raise():
 
 
 def categories_by_loop(labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """MLM categories position by position, from the definitions in words (issue 2, item 7)."""
+    """MLM categories position by position, from the definitions in words."""
     B, T = labels.shape
     out = np.zeros((B, T, len(MLM_CATEGORIES)), dtype=bool)
     for b in range(B):
@@ -101,8 +103,9 @@ def categories_by_loop(labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
 )
 def test_mlm_categories_match_a_per_position_loop(recipe):
     rng = np.random.default_rng(4)
-    masked = recipe.apply(sample_sentences(rng, 300), rng)
-    got = categories(masked.labels, masked.kind)
+    ids = LANG.sample(rng, 300)
+    masked = recipe.apply(ids, rng, LANG)
+    got = categories(LANG, ids, masked.labels, masked.kind)
     assert got.shape == (300, 17, len(MLM_CATEGORIES))
     assert np.array_equal(got, categories_by_loop(masked.labels, masked.kind))
     # every graded position has exactly one role, one partner state and one kind

@@ -2,28 +2,34 @@
 straightforward reference implementation written here from the textbook definitions."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 from torch import nn
 
-from minibert.language import SEQ_LEN, VOCAB
+from minibert.languages import BracketPairs
 from minibert.model import Encoder, EncoderConfig, count_parameters
+from minibert.objectives import MaskedLM
 
+LANG = BracketPairs()
+VOCAB_SIZE, SEQ_LEN = LANG.vocab_size, LANG.seq_len  # 18 tokens, 17 positions
+DEFAULT = MaskedLM().configure_encoder(EncoderConfig())  # the default encoder, sized for the default language
 VARIANTS = [(norm, causal) for norm in ("post", "pre") for causal in (False, True)]
 
 
 def random_ids(batch: int, seed: int = 0) -> torch.Tensor:
-    return torch.randint(0, len(VOCAB), (batch, SEQ_LEN), generator=torch.Generator().manual_seed(seed))
+    return torch.randint(0, VOCAB_SIZE, (batch, SEQ_LEN), generator=torch.Generator().manual_seed(seed))
 
 
 def make_encoder(norm: str = "post", causal: bool = False, seed: int = 0, **config) -> Encoder:
     torch.manual_seed(seed)
-    return Encoder(EncoderConfig(norm=norm, causal=causal, **config)).eval()
+    return Encoder(EncoderConfig(vocab_size=VOCAB_SIZE, max_len=SEQ_LEN, norm=norm, causal=causal, **config)).eval()
 
 
 def test_default_encoder_with_mlm_head_has_27122_parameters():
-    config = EncoderConfig()
+    config = DEFAULT
+    assert (config.vocab_size, config.max_len, config.width, config.layers) == (18, 17, 32, 2)
     encoder, mlm_head = Encoder(config), nn.Linear(config.width, config.vocab_size)
     assert count_parameters(encoder) + count_parameters(mlm_head) == 27_122
     # by hand: embeddings (18 + 17) x 32; per layer qkv, proj, two LayerNorms, 4x MLP; head 32 -> 18
@@ -35,9 +41,18 @@ def test_default_encoder_with_mlm_head_has_27122_parameters():
 
 
 def test_pre_norm_adds_one_final_layernorm_and_segments_one_embedding():
-    post = count_parameters(Encoder(EncoderConfig()))
-    assert count_parameters(Encoder(EncoderConfig(norm="pre"))) == post + 2 * 32
-    assert count_parameters(Encoder(EncoderConfig(segments=2))) == post + 2 * 32
+    post = count_parameters(Encoder(DEFAULT))
+    assert count_parameters(Encoder(replace(DEFAULT, norm="pre"))) == post + 2 * 32
+    assert count_parameters(Encoder(replace(DEFAULT, segments=2))) == post + 2 * 32
+
+
+@pytest.mark.parametrize("sized", [{}, {"vocab_size": 18}, {"max_len": 17}], ids=repr)
+def test_an_encoder_needs_its_vocabulary_and_length_set(sized):
+    """EncoderConfig leaves them to the language by default: building an Encoder before an objective sized
+    the config is refused, naming what to do."""
+    config = EncoderConfig(**sized)
+    with pytest.raises(ValueError, match=r"vocab_size and max_len must be set .*configure_encoder"):
+        Encoder(config)
 
 
 def test_width_not_divisible_by_heads_raises_naming_both():
@@ -61,7 +76,7 @@ def test_unknown_norm_and_negative_segments_raise():
 
 def test_sequence_longer_than_max_len_raises():
     with pytest.raises(ValueError, match=r"18 tokens is longer than EncoderConfig\.max_len=17"):
-        Encoder(EncoderConfig())(torch.zeros(1, 18, dtype=torch.long))
+        Encoder(DEFAULT)(torch.zeros(1, 18, dtype=torch.long))
 
 
 def one_token_changed(ids: torch.Tensor) -> torch.Tensor:
@@ -69,7 +84,7 @@ def one_token_changed(ids: torch.Tensor) -> torch.Tensor:
     T = ids.shape[0]
     variants = ids.repeat(T, 1)
     j = torch.arange(T)
-    variants[j, j] = (ids + 1 + torch.randint(0, len(VOCAB) - 1, (T,))) % len(VOCAB)  # always a different token
+    variants[j, j] = (ids + 1 + torch.randint(0, VOCAB_SIZE - 1, (T,))) % VOCAB_SIZE  # always a different token
     return variants
 
 
@@ -82,7 +97,7 @@ def test_causal_output_at_i_ignores_every_token_after_i(norm):
         changed = encoder(one_token_changed(ids))  # (T, T, C): row j had token j changed
         suffix_changed = ids.repeat(SEQ_LEN, 1)
         for i in range(SEQ_LEN):  # row i: every token after i replaced
-            suffix_changed[i, i + 1 :] = (ids[i + 1 :] + 1) % len(VOCAB)
+            suffix_changed[i, i + 1 :] = (ids[i + 1 :] + 1) % VOCAB_SIZE
         suffix_out = encoder(suffix_changed)
     for j in range(SEQ_LEN):
         # equal up to float rounding (batches of different size may sum in a different order)

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from minibert.language import is_closer, sample_sentences
-from minibert.masking import MaskingRecipe, categories
+from minibert.languages import BracketPairs
+from minibert.masking import MLM_CATEGORIES, MaskingRecipe, categories
 from minibert.module import EncoderModule
-from minibert.objectives import MaskedLM
-from minibert.objectives.nsp import SEP_ID
+from minibert.objectives import MaskedLM, NextSentence
+
+LANG = BracketPairs()
 
 
-def test_partner_categories_from_labels_match_the_fixed_partner_index_on_plain_sentences():
-    from minibert.language import partner_index
-
+def test_partner_categories_match_the_fixed_partner_index_on_plain_sentences():
+    fixed = np.concatenate([[0], np.arange(1, LANG.seq_len).reshape(-1, 2)[:, ::-1].ravel()])  # [0, 2, 1, 4, 3, ...]
     rng = np.random.default_rng(0)
-    masked = MaskingRecipe(p_pick=0.5).apply(sample_sentences(rng, 300), rng)
-    ours = categories(masked.labels, masked.kind)
-    partner_kind = masked.kind[:, partner_index()]
+    ids = LANG.sample(rng, 300)
+    masked = MaskingRecipe(p_pick=0.5).apply(ids, rng, LANG)
+    ours = categories(LANG, ids, masked.labels, masked.kind)
+    partner_kind = masked.kind[:, fixed]
     visible = (partner_kind == 0) | (partner_kind == 3)
     picked = masked.labels != -100
     assert np.array_equal(ours[..., 2], visible & picked) and np.array_equal(ours[..., 3], ~visible & picked)
@@ -26,8 +27,10 @@ def test_partner_categories_from_labels_match_the_fixed_partner_index_on_plain_s
 def test_mlm_keeps_its_single_unprefixed_scoreboard():
     module = EncoderModule(objective=MaskedLM())
     assert module.metric_prefixes == ("",)
-    assert MaskedLM().scoreboards() == {"": MaskedLM.categories}
+    assert MaskedLM().scoreboards() == {"": MLM_CATEGORIES}
 
 
 def test_sep_is_not_a_closer():
-    assert not is_closer(np.array([SEP_ID])).any()
+    sep_id = NextSentence().sep_id
+    assert sep_id == 18  # one past the default vocabulary
+    assert not LANG.is_closer(np.array([sep_id])).any()

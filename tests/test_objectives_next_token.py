@@ -5,21 +5,22 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minibert.language import SEQ_LEN, sample_sentences
+from minibert.languages import BracketPairs
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives import NextTokenLM
 
 
 def test_labels_are_the_inputs_shifted_by_one_and_every_position_is_graded():
     rng = np.random.default_rng(0)
+    assert NextTokenLM().language == BracketPairs()  # the seed's language by default
     batch = NextTokenLM().make_batch(rng, 32, "train")
-    ids = torch.from_numpy(sample_sentences(np.random.default_rng(0), 32))  # the same draw
+    ids = torch.from_numpy(BracketPairs().sample(np.random.default_rng(0), 32))  # the same draw
     assert torch.equal(batch["inputs"], ids[:, :-1]) and torch.equal(batch["labels"], ids[:, 1:])
     lm = NextTokenLM()
     config = lm.configure_encoder(EncoderConfig())
     lm.build(config)
     out = lm(Encoder(config), batch)
-    assert out.target.numel() == 32 * (SEQ_LEN - 1)  # no position left out
+    assert out.target.numel() == 32 * (BracketPairs().seq_len - 1)  # no position left out
     assert out.categories.sum(0).tolist() == [32 * 8, 32 * 8]  # openers and closers, half each
 
 

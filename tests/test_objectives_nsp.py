@@ -6,19 +6,22 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.documents import MarkovDocuments
-from minibert.language import CLS_ID, VOCAB, is_opener
-from minibert.masking import IGNORE
+from minibert.languages import CLS_ID, BracketPairs
+from minibert.masking import IGNORE, MLM_CATEGORIES
 from minibert.model import Encoder, EncoderConfig
 from minibert.module import EncoderModule
-from minibert.objectives import Combined, MaskedLM, NextSentence, ReplacedTokenDetection
-from minibert.objectives.nsp import SEP_ID
+from minibert.objectives import Combined, Grammaticality, MaskedLM, NextSentence, ReplacedTokenDetection
+from minibert.objectives.documents import MarkovDocuments
+
+LANG = BracketPairs()
+SEP_ID = NextSentence().sep_id
 
 
 def test_pairs_are_balanced_and_negatives_come_from_another_document():
     nsp = NextSentence(n_pairs=8)
     batch = nsp.make_batch(np.random.default_rng(0), 501, "train")
-    docs = nsp.documents.sample(np.random.default_rng(0), 501, n_segments=2, n_pairs=8)  # the same draw
+    same_draw = np.random.default_rng(0)
+    docs = nsp.documents.sample(same_draw, 501, n_segments=2, n_pairs=8, language=LANG)
     is_next, b_from = batch["is_next"].numpy(), batch["b_from"].numpy()
     assert abs(int(is_next.sum()) - 501 / 2) <= 0.5
     own = np.arange(501)
@@ -36,7 +39,7 @@ def test_true_continuations_share_their_document_s_transitions():
     # the corpus claim that makes NSP learnable: B's opener bigrams occur in A far more often for true pairs
     batch = NextSentence().make_batch(np.random.default_rng(2), 2000, "train")
     a, b = batch["inputs"].numpy()[:, 1:17:2], batch["inputs"].numpy()[:, 18:34:2]  # openers of A and of B
-    assert is_opener(a).all() and is_opener(b).all()
+    assert LANG.is_opener(a).all() and LANG.is_opener(b).all()
 
     def shared(row_a, row_b):
         bigrams = set(zip(row_a[:-1], row_a[1:], strict=True))
@@ -57,7 +60,9 @@ def test_true_continuations_share_their_document_s_transitions():
 def test_nsp_widens_the_encoder_only_for_itself():
     config = NextSentence().configure_encoder(EncoderConfig())
     assert (config.vocab_size, config.max_len, config.segments) == (19, 35, 2)
-    assert len(VOCAB) == 18 and EncoderConfig().vocab_size == 18 and EncoderConfig().segments == 0
+    assert SEP_ID == 18 and LANG.vocab_size == 18 and EncoderConfig().segments == 0
+    plain = MaskedLM().configure_encoder(EncoderConfig())
+    assert (plain.vocab_size, plain.max_len, plain.segments) == (18, 17, 0)
 
 
 def test_bert_masks_the_pair_but_never_cls_or_sep_and_reports_each_part_with_a_prefix():
@@ -70,7 +75,7 @@ def test_bert_masks_the_pair_but_never_cls_or_sep_and_reports_each_part_with_a_p
     # the partner categories follow the pair layout: B's first opener (18) pairs with 19, not with the [SEP]
     module = EncoderModule(objective=bert)
     prefixes = dict(zip(module.metric_prefixes, bert.scoreboards().values(), strict=True))
-    assert prefixes == {"nsp/": NextSentence.categories, "mlm/": MaskedLM.categories}
+    assert prefixes == {"nsp/": NextSentence.categories, "mlm/": MLM_CATEGORIES}
     out = bert(module.encoder, batch)
     parts = out.graded()
     assert out.loss.item() == pytest.approx(parts["nsp/"].loss.item() + 0.5 * parts["mlm/"].loss.item(), rel=1e-5)
@@ -94,8 +99,6 @@ def test_combined_rejects_bad_configurations_by_name():
 
 
 def test_a_sentence_pair_encoder_fine_tunes_on_single_sentences_as_segment_0():
-    from minibert.grammaticality import Grammaticality
-
     config = NextSentence().configure_encoder(EncoderConfig())
     task = Grammaticality()
     task.build(config)

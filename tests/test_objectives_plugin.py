@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import FIRST_CLOSER, MASK_ID, sample_sentences
+from minibert.languages import MASK_ID, BracketPairs, Language
 from minibert.model import EncoderConfig
 from minibert.objectives import Objective, Scored
 from minibert.run import fit
@@ -18,16 +18,17 @@ class LastCloser(Objective):
 
     categories = ("low", "high")  # kinds a-d, e-h
 
-    def __init__(self, hide: int = MASK_ID) -> None:
+    def __init__(self, hide: int = MASK_ID, language: Language | None = None) -> None:
         super().__init__()
         self.hide = hide
+        self.language = language or BracketPairs()  # the encoder is sized for it (configure_encoder)
 
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, 8)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: str) -> dict[str, torch.Tensor]:
-        ids = sample_sentences(rng, size)
-        target = ids[:, -1] - FIRST_CLOSER
+        ids = self.language.sample(rng, size)
+        target = ids[:, -1] - self.language.first_closer
         ids[:, -1] = self.hide
         return {"inputs": torch.from_numpy(ids), "kind": torch.from_numpy(target)}
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.language import FIRST_OPENER, VOCAB
 from minibert.masking import IGNORE
 from minibert.model import Encoder, EncoderConfig
 from minibert.module import EncoderModule
@@ -15,7 +14,7 @@ from minibert.objectives import ReplacedTokenDetection
 
 def built(**kwargs) -> ReplacedTokenDetection:
     rtd = ReplacedTokenDetection(**kwargs)
-    rtd.build(EncoderConfig())
+    rtd.build(rtd.configure_encoder(EncoderConfig()))
     return rtd
 
 
@@ -28,7 +27,9 @@ def test_labels_mark_exactly_the_positions_that_differ_from_the_original():
     inputs, replaced = rtd.propose(rtd.generator(batch["inputs"]), batch)
     assert torch.equal(replaced, inputs != original)
     assert torch.equal(inputs[~picked], original[~picked])  # only picked positions can change
-    assert ((inputs[picked] >= FIRST_OPENER) & (inputs[picked] < len(VOCAB))).all()  # proposals are content
+    first_opener, vocab_size = rtd.language.content_ids[0], rtd.language.vocab_size
+    assert (first_opener, vocab_size) == (2, 18)  # the seed's language by default
+    assert ((inputs[picked] >= first_opener) & (inputs[picked] < vocab_size)).all()  # proposals are content
     # an untrained generator proposes the original now and then: those positions count as original
     assert 0 < replaced.sum() < picked.sum()
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from minibert.language import CLS_ID, sample_sentences
+from minibert.languages import CLS_ID, BracketPairs
 from minibert.masking import IGNORE, KEPT, MASKED, RANDOM, UNTOUCHED, MaskingRecipe, shares
 from minibert.objectives.span import SpanMasking
+
+LANG = BracketPairs()
 
 
 def lengths(span: np.ndarray) -> np.ndarray:
@@ -17,7 +19,7 @@ def lengths(span: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("mean_length, max_span", [(3.0, 8), (2.0, 16), (1.5, 3)])
 def test_span_lengths_follow_the_capped_geometric_and_the_budget_is_kept(mean_length, max_span):
     rng = np.random.default_rng(0)
-    ids = sample_sentences(rng, 2000)
+    ids = LANG.sample(rng, 2000)
     recipe = SpanMasking(mean_length=mean_length, max_span=max_span)
     span = recipe.spans(ids, rng, ids != CLS_ID)
     observed = lengths(span)
@@ -39,8 +41,8 @@ def test_a_large_cap_gives_the_configured_mean():
 
 def test_each_span_gets_one_fate_and_the_shares_match_bert():
     rng = np.random.default_rng(1)
-    ids = sample_sentences(rng, 4000)
-    masked = SpanMasking().apply(ids, rng)
+    ids = LANG.sample(rng, 4000)
+    masked = SpanMasking().apply(ids, rng, LANG)
     observed, expected = shares(masked), MaskingRecipe().expected_shares()
     assert observed["picked"] == pytest.approx(0.15, abs=1e-3)
     # spans carry 80/10/10 as units: ~3,400 spans, so the shares are looser than token-level ones
@@ -49,11 +51,11 @@ def test_each_span_gets_one_fate_and_the_shares_match_bert():
     assert np.array_equal(masked.labels != IGNORE, masked.kind != UNTOUCHED)
     # whole spans share one kind: a run of picked positions never mixes kinds except where two spans touch
     rng = np.random.default_rng(1)
-    ids = sample_sentences(rng, 4000)
+    ids = LANG.sample(rng, 4000)
     recipe = SpanMasking()
     span = recipe.spans(ids, rng, ids != CLS_ID)
     fate = rng.random(span.max() + 2)[span]
-    treated = recipe.treat(ids, span >= 0, fate, rng)
+    treated = recipe.treat(ids, span >= 0, fate, rng, LANG)
     for s in range(0, span.max() + 1, 7):
         kinds = set(treated.kind[span == s].tolist())
         assert len(kinds) == 1 and kinds <= {MASKED, RANDOM, KEPT}

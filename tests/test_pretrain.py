@@ -1,5 +1,5 @@
 """MLM pre-training: the loss is cross-entropy on picked positions only, training lowers it, an empty
-batch is harmless, and (slow) the default config reaches issue 2's acceptance figures."""
+batch is harmless, and (slow) the default config reaches the write-up's figures."""
 
 import csv
 import math

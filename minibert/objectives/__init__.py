@@ -1,7 +1,8 @@
-"""Pre-training objectives, chosen by class path in YAML (`model.objective.class_path`)."""
+"""Objectives (pre-training and the fine-tuning task), chosen by class path in YAML (`model.objective.class_path`)."""
 
 from minibert.objectives.base import Objective, Scored
 from minibert.objectives.combined import Combined
+from minibert.objectives.grammaticality import Grammaticality
 from minibert.objectives.mlm import MaskedLM
 from minibert.objectives.next_token import NextTokenLM
 from minibert.objectives.nsp import NextSentence
@@ -10,6 +11,7 @@ from minibert.objectives.span import SpanMaskedLM, SpanMasking
 
 __all__ = [
     "Combined",
+    "Grammaticality",
     "MaskedLM",
     "NextSentence",
     "NextTokenLM",

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
+from minibert.languages import Language
 from minibert.model import Encoder, EncoderConfig
 
 Split = Literal["train", "val"]
@@ -45,6 +47,7 @@ class Scored(NamedTuple):
     target: torch.Tensor  # (N,) true class ids
     categories: torch.Tensor  # (N, len(objective.categories)) bool
     parts: Mapping[str, Scored] | None = None
+    credit: torch.Tensor | None = None  # (N,) float: the exact oracle's score on each question, if known
 
     def graded(self) -> Mapping[str, Scored]:
         """What metrics read: the parts by prefix, or this one under the empty prefix."""
@@ -56,10 +59,18 @@ class Objective(nn.Module, ABC):
 
     #: names of the categories accuracy is split by, in the column order of `Scored.categories`
     categories: tuple[str, ...] = ()
+    #: the language the objective's sentences come from (set in `__init__`)
+    language: Language
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
-        """The encoder this objective needs, given the configured one (e.g. force causal attention)."""
-        return config
+        """The encoder this objective needs, given the configured one: sized for the language (an unset
+        `vocab_size`/`max_len` takes the language's), and whatever else it needs (e.g. causal attention)."""
+        language = getattr(self, "language", None)
+        if language is None:
+            raise ValueError(
+                f"{type(self).__name__} has no language: set self.language in __init__ (BracketPairs() by default)"
+            )
+        return sized_for(config, language)
 
     def scoreboards(self) -> dict[str, tuple[str, ...]]:
         """Metric prefix -> categories: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
@@ -87,6 +98,20 @@ class Objective(nn.Module, ABC):
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
         """Run the encoder and head(s) on a batch; return loss and graded predictions."""
         return self.score(encode(encoder, batch), batch)
+
+
+def sized_for(config: EncoderConfig, language: Language, vocab_size: int = 0, max_len: int = 0) -> EncoderConfig:
+    """`config` with `vocab_size` and `max_len` of at least the language's (or the given minimums, for an
+    objective that adds tokens or positions); unset ones take exactly that, set ones that are smaller fail."""
+    need = {"vocab_size": max(vocab_size, language.vocab_size), "max_len": max(max_len, language.seq_len)}
+    for name, least in need.items():
+        given = getattr(config, name)
+        if given is not None and given < least:
+            raise ValueError(
+                f"EncoderConfig.{name}={given} is not allowed with {language!r}: it needs at least {least} "
+                "(leave it unset to take the language's)"
+            )
+    return replace(config, **{name: getattr(config, name) or least for name, least in need.items()})
 
 
 def encode(encoder: Encoder, batch: Batch) -> torch.Tensor:

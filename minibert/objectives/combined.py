@@ -62,8 +62,13 @@ class Combined(Objective):
                     f"Combined.objectives[{name!r}] ({type(part).__name__}) is not allowed after the first: it "
                     "cannot corrupt another objective's input (no `corrupt`); put it first or leave it out"
                 )
+        languages = {name: part.language for name, part in objectives.items()}
+        first = next(iter(languages.values()))
+        if any(lang != first for lang in languages.values()):
+            raise ValueError(f"Combined.objectives are not allowed to differ in language: {languages}")
         self.parts = nn.ModuleDict(objectives)
         self.weights = weights
+        self.language = first
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
         for part in self.parts.values():  # each may widen what the previous ones asked for

@@ -1,12 +1,16 @@
-"""Masked language modelling: BERT's cloze test on the bracket language.
+"""Masked language modelling: BERT's cloze test, on any language.
+
+Validation batches carry each graded position's ceiling credit (minibert.oracle): the exact Bayes
+oracle's score on the same question, read against the causal oracle when the encoder is causal.
 
 Example:
     >>> import numpy as np
     >>> from minibert.model import Encoder, EncoderConfig
     >>> mlm = MaskedLM()
-    >>> mlm.build(EncoderConfig())
+    >>> config = mlm.configure_encoder(EncoderConfig())
+    >>> mlm.build(config)
     >>> batch = mlm.make_batch(np.random.default_rng(0), 8, "train")
-    >>> out = mlm(Encoder(EncoderConfig()), batch)
+    >>> out = mlm(Encoder(config), batch)
     >>> out.preds.shape == out.target.shape, out.categories.shape[1] == len(mlm.categories)
     (True, True)
 """
@@ -17,42 +21,55 @@ import numpy as np
 import torch
 from torch import nn
 
-from minibert.language import is_content, sample_sentences
+from minibert.languages import BracketPairs, Language
 from minibert.masking import IGNORE, MLM_CATEGORIES, MaskingRecipe, categories
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy
+from minibert.oracle import mlm_credit
 
 
 class MaskedLM(Objective):
     """Cross-entropy on picked positions only, through a linear head to vocabulary logits.
 
     masking: the recipe for training batches; eval_masking: the recipe of the validation questions
-    (BERT's default, so that runs trained on other recipes are graded on the same questions).
-    Stacked in a `Combined` after an objective that lays out the input (next sentence prediction), it
-    masks that input's openers and closers (`corrupt`).
+    (BERT's default, so that runs trained on other recipes are graded on the same questions); language:
+    the sentences (BracketPairs by default). Stacked in a `Combined` after an objective that lays out the
+    input (next sentence prediction), it masks that input's openers and closers (`corrupt`).
     """
 
-    categories = MLM_CATEGORIES
-
-    def __init__(self, masking: MaskingRecipe = MaskingRecipe(), eval_masking: MaskingRecipe = MaskingRecipe()):
+    def __init__(
+        self,
+        masking: MaskingRecipe = MaskingRecipe(),
+        eval_masking: MaskingRecipe = MaskingRecipe(),
+        language: Language | None = None,
+    ):
         super().__init__()
         self.masking, self.eval_masking = masking, eval_masking
+        self.language = language or BracketPairs()
+        self.categories = MLM_CATEGORIES + self.language.categories
+        self.causal = False  # whether the encoder is; set by build, read by the oracle
 
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, config.vocab_size)
+        self.causal = config.causal
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        return self.corrupt({"inputs": torch.from_numpy(sample_sentences(rng, size))}, rng, split)
+        batch = self.corrupt({"inputs": torch.from_numpy(self.language.sample(rng, size))}, rng, split)
+        if split == "val":  # the oracle's credit on each question, for val/ceiling/*
+            inputs, labels = batch["inputs"].numpy(), batch["labels"].numpy()
+            credit = mlm_credit(self.language, self.eval_masking, inputs, labels, self.causal)
+            batch["credit"] = torch.from_numpy(credit)
+        return batch
 
     def corrupt(self, batch: Batch, rng: np.random.Generator, split: Split) -> Batch:
         recipe = self.masking if split == "train" else self.eval_masking
         ids = batch["inputs"].numpy()
-        masked = recipe.apply(ids, rng, pickable=is_content(ids))
+        masked = recipe.apply(ids, rng, self.language)
         return {
             **batch,
             "inputs": torch.from_numpy(masked.inputs),
             "labels": torch.from_numpy(masked.labels),
-            "categories": torch.from_numpy(categories(masked.labels, masked.kind)),
+            "categories": torch.from_numpy(categories(self.language, ids, masked.labels, masked.kind)),
         }
 
     def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
@@ -60,7 +77,8 @@ class MaskedLM(Objective):
         logits = self.head(hidden[picked])  # (N, V): only graded positions reach the head
         target = batch["labels"][picked]  # (N,)
         loss = masked_mean_cross_entropy(logits, target, picked.sum())
-        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked])
+        credit = batch["credit"][picked] if "credit" in batch else None
+        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit)
 
     def predict(self, encoder: Encoder, inputs: torch.Tensor) -> torch.Tensor:
         """Most likely token at every position, (B, T) -> (B, T)."""

@@ -3,7 +3,9 @@
 The honest left-to-right baseline, distinct from "MLM with a causal mask": no masking, labels are the
 inputs shifted by one (`inputs = ids[:, :-1]`, `labels = ids[:, 1:]`) and the loss is on every position.
 `configure_encoder` forces causal attention whatever the config says. Accuracy is split by what the next
-token is: a closer follows from its opener (learnable to 100%), an opener is a fresh uniform draw (1/8).
+token is: on the seed's language a closer follows from its opener (learnable to 100%) and an opener is a
+fresh uniform draw (1/8). Validation batches carry the exact ceiling of each prediction,
+P(w_{t+1} | w_0..w_t) from the language's causal oracle.
 
 Example:
     >>> import numpy as np
@@ -21,26 +23,36 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import is_opener, sample_sentences
+from minibert.languages import BracketPairs, Language
 from minibert.model import EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.oracle import next_token_credit
 
 
 class NextTokenLM(Objective):
     categories = ("opener", "closer")  # of the token to predict
 
+    def __init__(self, language: Language | None = None) -> None:
+        super().__init__()
+        self.language = language or BracketPairs()
+
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
-        return replace(config, causal=True)
+        return replace(super().configure_encoder(config), causal=True)
 
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, config.vocab_size)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids = torch.from_numpy(sample_sentences(rng, size))  # (B, T)
-        return {"inputs": ids[:, :-1].contiguous(), "labels": ids[:, 1:].contiguous()}  # (B, T - 1) each
+        ids = self.language.sample(rng, size)  # (B, T)
+        batch = {"inputs": torch.from_numpy(ids[:, :-1].copy()), "labels": torch.from_numpy(ids[:, 1:].copy())}
+        if split == "val":
+            batch["credit"] = torch.from_numpy(next_token_credit(self.language, ids))  # (B, T - 1)
+        return batch
 
     def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
         logits = self.head(hidden).flatten(0, 1)  # (B * (T - 1), V): every position is graded
         target = batch["labels"].flatten()
-        opener = is_opener(target)
-        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, torch.stack([opener, ~opener], -1))
+        opener = self.language.is_opener(target)
+        credit = batch["credit"].flatten() if "credit" in batch else None
+        categories = torch.stack([opener, ~opener], -1)
+        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, categories, credit=credit)

@@ -2,17 +2,18 @@
 
 The input is BERT's pair layout, `[CLS] A [SEP] B [SEP]` (3 + 4 * n_pairs tokens; 35 by default), with a
 learned segment embedding (0 for [CLS] A [SEP], 1 for B [SEP]). Segments come from `MarkovDocuments`
-(minibert.documents), where each document's openers follow its own Markov chain, so a true continuation
+(minibert.objectives.documents), where each document's openers follow its own Markov chain, so a true continuation
 shares A's statistics; in the plain language NSP would be unlearnable. Exactly half of each batch (to
 within one) is a true pair (B is the next segment of A's document); in the other half B is the next
 segment of *another* document of the same batch (`b_from` says which), as BERT draws negatives from
 elsewhere in the corpus.
 
-[SEP] exists only for this objective: it takes the id after the default vocabulary (18), and
-`configure_encoder` widens the encoder to 19 tokens, 3 + 4 * n_pairs positions and 2 segments. The default
-18-token vocabulary and every other objective are unchanged. Fine-tuning such an encoder on a plain
-sentence reads it as segment 0 (BERT's convention for single-sentence tasks); `[CLS] A` is exactly the
-start of the pair layout.
+[SEP] exists only for this objective: it takes the id after the language's vocabulary (18 for the seed's
+language), and `configure_encoder` widens the encoder by that token, to 3 + 4 * n_pairs positions and 2
+segments. The language's vocabulary and every other objective are unchanged. The corpus is made of the
+seed's kind of sentences (adjacent pairs), so the language must be a BracketPairs. Fine-tuning such an
+encoder on a plain sentence reads it as segment 0 (BERT's convention for single-sentence tasks); `[CLS] A`
+is exactly the start of the pair layout.
 
 Alone, NSP trains only what [CLS] needs; stacked with MLM in a `Combined` (configs/objectives/bert.yaml),
 it is BERT's original pre-training: MLM masks the pair's openers and closers, never [CLS] or [SEP].
@@ -33,37 +34,42 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.documents import MarkovDocuments
-from minibert.language import CLS_ID, N_PAIRS, VOCAB
+from minibert.languages import CLS_ID, BracketPairs, Language
 from minibert.model import EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.objectives.base import Batch, Objective, Scored, Split, sized_for
+from minibert.objectives.documents import MarkovDocuments
 
-SEP_ID = len(VOCAB)  # 18: one past the default vocabulary
 NOT_NEXT, IS_NEXT = 0, 1
 
 
 class NextSentence(Objective):
-    """n_pairs: pairs per segment (A and B alike); documents: the corpus the segments come from."""
+    """n_pairs: pairs per segment (A and B alike); documents: the corpus the segments come from; language:
+    the bracket types (a BracketPairs; the seed's by default)."""
 
     categories = ("not_next", "is_next")  # column c holds the examples of class c
 
-    def __init__(self, n_pairs: int = N_PAIRS, documents: MarkovDocuments = MarkovDocuments()) -> None:
+    def __init__(
+        self, n_pairs: int = 8, documents: MarkovDocuments = MarkovDocuments(), language: Language | None = None
+    ) -> None:
         super().__init__()
         if not isinstance(n_pairs, int) or isinstance(n_pairs, bool) or n_pairs <= 0:
             raise ValueError(f"NextSentence.n_pairs={n_pairs!r} is not allowed: it must be a positive integer")
-        self.n_pairs, self.documents = n_pairs, documents
+        language = language or BracketPairs()
+        if not isinstance(language, BracketPairs):
+            raise ValueError(
+                f"NextSentence.language={language!r} is not allowed: its document corpus (MarkovDocuments) "
+                "is made of adjacent bracket pairs, so it needs a BracketPairs language"
+            )
+        self.n_pairs, self.documents, self.language = n_pairs, documents, language
+        self.sep_id = language.vocab_size  # one past the language's vocabulary
 
     @property
     def seq_len(self) -> int:
         return 3 + 4 * self.n_pairs
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
-        return replace(
-            config,
-            vocab_size=max(config.vocab_size, SEP_ID + 1),
-            max_len=max(config.max_len, self.seq_len),
-            segments=max(config.segments, 2),
-        )
+        config = sized_for(config, self.language, vocab_size=self.sep_id + 1, max_len=self.seq_len)
+        return replace(config, segments=max(config.segments, 2))
 
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, 2)
@@ -73,12 +79,12 @@ class NextSentence(Objective):
             raise ValueError(
                 f"NextSentence needs batches of 2 or more (negatives come from another document), got {size}"
             )
-        docs = self.documents.sample(rng, size, n_segments=2, n_pairs=self.n_pairs)  # (B, 2, 2P)
+        docs = self.documents.sample(rng, size, n_segments=2, n_pairs=self.n_pairs, language=self.language)
         is_next = rng.permutation(np.arange(size) % 2)  # exactly balanced (to within one)
         own = np.arange(size)
         b_from = np.where(is_next == IS_NEXT, own, (own + rng.integers(1, size, size=size)) % size)  # never own
         a, b = docs[:, 0], docs[b_from, 1]  # (B, 2P) each
-        cls, sep = np.full((size, 1), CLS_ID), np.full((size, 1), SEP_ID)
+        cls, sep = np.full((size, 1), CLS_ID), np.full((size, 1), self.sep_id)
         inputs = np.concatenate([cls, a, sep, b, sep], axis=1)  # (B, 3 + 4P)
         segments = (np.arange(inputs.shape[1]) > a.shape[1] + 1).astype(np.int64)  # 0 up to the first [SEP]
         return {

@@ -15,8 +15,9 @@ Example:
     >>> import numpy as np
     >>> from minibert.model import Encoder, EncoderConfig
     >>> rtd = ReplacedTokenDetection()
-    >>> rtd.build(EncoderConfig())
-    >>> out = rtd(Encoder(EncoderConfig()), rtd.make_batch(np.random.default_rng(0), 8, "train"))
+    >>> config = rtd.configure_encoder(EncoderConfig())
+    >>> rtd.build(config)
+    >>> out = rtd(Encoder(config), rtd.make_batch(np.random.default_rng(0), 8, "train"))
     >>> sorted(out.graded())
     ['', 'generator/']
 """
@@ -30,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minibert.language import FIRST_OPENER, VOCAB, is_content
+from minibert.languages import Language
 from minibert.masking import IGNORE, MaskingRecipe
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, encode
@@ -47,6 +48,7 @@ class ReplacedTokenDetection(Objective):
         generator_layers: int = 1,
         generator_heads: int = 2,
         discriminator_weight: float = 50.0,
+        language: Language | None = None,
     ) -> None:
         super().__init__()
         sizes = {
@@ -62,7 +64,8 @@ class ReplacedTokenDetection(Objective):
             raise ValueError(f"ReplacedTokenDetection.discriminator_weight={w!r} is not allowed: it must be > 0")
         self.generator_width, self.generator_layers, self.generator_heads = sizes.values()
         self.discriminator_weight = w
-        self.mlm = MaskedLM(masking, eval_masking=masking)  # the generator's task; its head lives there
+        self.mlm = MaskedLM(masking, eval_masking=masking, language=language)  # the generator's task and head
+        self.language = self.mlm.language
 
     def scoreboards(self) -> dict[str, tuple[str, ...]]:
         return {"": self.categories, "generator/": self.mlm.categories}
@@ -85,8 +88,9 @@ class ReplacedTokenDetection(Objective):
         picked = batch["labels"] != IGNORE  # (B, T)
         original = torch.where(picked, batch["labels"], batch["inputs"])  # (B, T)
         logits = self.mlm.head(generator_hidden[picked])  # (N, V)
-        logits[:, :FIRST_OPENER] = -torch.inf  # propose openers and closers only
-        logits[:, len(VOCAB) :] = -torch.inf
+        content = self.language.content_ids
+        logits[:, : content[0]] = -torch.inf  # propose the language's own tokens only
+        logits[:, content[-1] + 1 :] = -torch.inf
         proposals = original.clone()
         proposals[picked] = torch.multinomial(logits.softmax(-1), 1).squeeze(-1)
         return proposals, proposals != original
@@ -96,7 +100,7 @@ class ReplacedTokenDetection(Objective):
         generated = self.mlm.score(generator_hidden, batch)
         inputs, replaced = self.propose(generator_hidden, batch)
         logits = self.head(encoder(inputs, batch.get("segments"))).squeeze(-1)  # (B, T)
-        graded = is_content(inputs)  # every opener and closer position; [CLS] never changes
+        graded = self.language.is_content(inputs)  # every bracket position; [CLS] never changes
         target = replaced[graded].long()  # (N,)
         loss = F.binary_cross_entropy_with_logits(logits[graded], target.float())
         categories = torch.stack([target == 1, target == 0], dim=-1)

@@ -12,10 +12,10 @@ picked tokens whose partner is hidden rises from ~15% to most of them: the cloze
 
 Example:
     >>> import numpy as np
-    >>> from minibert.language import sample_sentences
-    >>> rng = np.random.default_rng(0)
-    >>> ids = sample_sentences(rng, 100)
-    >>> masked = SpanMasking(mean_length=3.0, max_span=8).apply(ids, rng)
+    >>> from minibert.languages import BracketPairs
+    >>> rng, lang = np.random.default_rng(0), BracketPairs()
+    >>> ids = lang.sample(rng, 100)
+    >>> masked = SpanMasking(mean_length=3.0, max_span=8).apply(ids, rng, lang)
     >>> int((masked.labels != -100).sum()) == round(0.15 * 100 * 16)  # the budget, exactly
     True
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from minibert.language import CLS_ID
+from minibert.languages import Language
 from minibert.masking import Masked, MaskingRecipe
 from minibert.objectives.mlm import MaskedLM
 
@@ -79,17 +79,20 @@ class SpanMasking(MaskingRecipe):
             remaining, index = remaining - length, index + 1
         return span
 
-    def apply(self, ids: np.ndarray, rng: np.random.Generator, pickable: np.ndarray | None = None) -> Masked:
-        if pickable is None:
-            pickable = ids != CLS_ID
-        span = self.spans(ids, rng, pickable)
+    def apply(self, ids: np.ndarray, rng: np.random.Generator, language: Language) -> Masked:
+        span = self.spans(ids, rng, language.is_content(ids))
         fate = rng.random(span.max() + 2)[span]  # one fate per span (index -1 reads a spare, never used)
-        return self.treat(ids, span >= 0, fate, rng)
+        return self.treat(ids, span >= 0, fate, rng, language)
 
 
 class SpanMaskedLM(MaskedLM):
     """MLM trained on span-masked inputs; graded on BERT's token-level questions by default (`eval_masking`),
     so its val/acc compares with MaskedLM's."""
 
-    def __init__(self, masking: SpanMasking = SpanMasking(), eval_masking: MaskingRecipe = MaskingRecipe()):
-        super().__init__(masking, eval_masking)
+    def __init__(
+        self,
+        masking: SpanMasking = SpanMasking(),
+        eval_masking: MaskingRecipe = MaskingRecipe(),
+        language: Language | None = None,
+    ):
+        super().__init__(masking, eval_masking, language)

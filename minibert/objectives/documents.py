@@ -12,7 +12,9 @@ the plain language, where the pair relation carries no signal.
 
 Example:
     >>> import numpy as np
-    >>> docs = MarkovDocuments(concentration=0.1).sample(np.random.default_rng(0), n=4, n_segments=2, n_pairs=8)
+    >>> from minibert.languages import BracketPairs
+    >>> rng = np.random.default_rng(0)
+    >>> docs = MarkovDocuments(0.1).sample(rng, n=4, n_segments=2, n_pairs=8, language=BracketPairs())
     >>> docs.shape  # (documents, segments, 2 * pairs): consecutive segments of each document
     (4, 2, 16)
 """
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minibert.language import FIRST_CLOSER, FIRST_OPENER, N_KINDS
+from minibert.languages import BracketPairs
 
 
 @dataclass(frozen=True)
@@ -37,20 +39,23 @@ class MarkovDocuments:
         if not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 < c < float("inf"):
             raise ValueError(f"MarkovDocuments.concentration={c!r} is not allowed: it must be a positive number")
 
-    def chains(self, rng: np.random.Generator, n: int) -> np.ndarray:
+    def chains(self, rng: np.random.Generator, n: int, kinds: int) -> np.ndarray:
         """Transition matrices of `n` documents, (n, K, K): row k is the distribution of the kind after k."""
-        return rng.dirichlet(np.full(N_KINDS, float(self.concentration)), size=(n, N_KINDS))
+        return rng.dirichlet(np.full(kinds, float(self.concentration)), size=(n, kinds))
 
-    def sample(self, rng: np.random.Generator, n: int, n_segments: int, n_pairs: int) -> np.ndarray:
-        """`n` documents of `n_segments` consecutive segments of `n_pairs` pairs, as token ids
-        (n, n_segments, 2 * n_pairs) int64 (no [CLS]: the objective lays segments out)."""
-        chains = self.chains(rng, n)  # (n, K, K)
+    def sample(
+        self, rng: np.random.Generator, n: int, n_segments: int, n_pairs: int, language: BracketPairs
+    ) -> np.ndarray:
+        """`n` documents of `n_segments` consecutive segments of `n_pairs` pairs of the language's bracket
+        types, as token ids (n, n_segments, 2 * n_pairs) int64 (no [CLS]: the objective lays segments out)."""
+        chains = self.chains(rng, n, language.kinds)  # (n, K, K)
         kinds = np.empty((n, n_segments * n_pairs), dtype=np.int64)
-        kinds[:, 0] = rng.integers(0, N_KINDS, size=n)
+        kinds[:, 0] = rng.integers(0, language.kinds, size=n)
         docs = np.arange(n)
         for t in range(1, kinds.shape[1]):
             cdf = np.cumsum(chains[docs, kinds[:, t - 1]], axis=-1)  # (n, K)
             u = rng.random(n)[:, None] * cdf[:, -1:]  # scaled by the row sum, which rounds to just under 1
             kinds[:, t] = (u >= cdf).sum(-1)
-        pairs = np.stack([FIRST_OPENER + kinds, FIRST_CLOSER + kinds], axis=-1)  # (n, S * P, 2)
+        openers = language.content_ids[0] + kinds
+        pairs = np.stack([openers, openers + language.kinds], axis=-1)  # (n, S * P, 2)
         return pairs.reshape(n, n_segments, 2 * n_pairs)

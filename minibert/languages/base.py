@@ -1,0 +1,117 @@
+"""The language interface: what a toy language owns, so that objectives, tasks and metrics work on any of them.
+
+A language is a set of sentences `[CLS] w_1 ... w_L` over its own tokens. It owns:
+
+- its vocabulary (ids 0 and 1 are always `[CLS]` and `[MASK]`; its own tokens follow) and `seq_len`;
+- `sample(rng, n)`: sentences drawn with `rng` alone;
+- the token classes that metric categories use: `is_opener`/`is_closer`, `partner` (the position of the
+  bracket that answers each one) and any categories of its own (`categories`, `category_masks`);
+- an exact Bayes oracle, `cavity(likelihood, causal)`: the distribution of the true token at every
+  position given what the *other* positions show (all of them, or only those on the left), where
+  `likelihood[b, t, w]` is the chance of what position t shows if its true token is w. minibert.oracle
+  turns it into the posterior and the ceiling of any corruption whose positions are corrupted
+  independently (BERT's recipe);
+- its grammaticality task: `spoil(ids, rng)` makes sentences that are not in the language, `contains`
+  tells members apart.
+
+Adding a language is one file that subclasses `Language` (docs/languages.md walks through one), named by
+class path in YAML under `objective.init_args.language`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+SPECIALS = ("[CLS]", "[MASK]")
+CLS_ID, MASK_ID = 0, 1
+
+
+class Language(ABC):
+    """Base class of every language. Subclasses call `super().__init__(tokens, seq_len)`."""
+
+    #: names of the language's own categories, in the column order of `category_masks`
+    categories: tuple[str, ...] = ()
+    #: names of the ways `spoil` breaks a sentence, one category each in the grammaticality task
+    spoil_kinds: tuple[str, ...] = ()
+
+    def __init__(self, tokens: Sequence[str], seq_len: int) -> None:
+        self.vocab = SPECIALS + tuple(tokens)
+        self.seq_len = seq_len
+        self.token_id = {tok: i for i, tok in enumerate(self.vocab)}
+        self.content_ids = np.arange(len(SPECIALS), len(self.vocab))  # what a random replacement may be
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def params(self) -> dict:
+        """The constructor arguments that define this language (for equality, repr and caches)."""
+        return {}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.params() == self.params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.params().items()))))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params().items())})"
+
+    @abstractmethod
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """`n` sentences as token ids, (n, seq_len) int64, each starting with [CLS]."""
+
+    @abstractmethod
+    def is_opener(self, ids: np.ndarray) -> np.ndarray:
+        """Elementwise: is this id an opener?"""
+
+    @abstractmethod
+    def is_closer(self, ids: np.ndarray) -> np.ndarray:
+        """Elementwise: is this id a closer? (ids past the vocabulary, such as an objective's [SEP], are not)"""
+
+    def is_content(self, ids: np.ndarray) -> np.ndarray:
+        """The language's own tokens: what masking may pick (not [CLS], [MASK] or an objective's [SEP])."""
+        return (ids >= len(SPECIALS)) & (ids < self.vocab_size)
+
+    @abstractmethod
+    def partner(self, ids: np.ndarray) -> np.ndarray:
+        """(B, T) -> (B, T) int64: the position of the bracket that answers each one in well-formed `ids`
+        (other tokens, such as [CLS] or [SEP], point at themselves)."""
+
+    def category_masks(self, ids: np.ndarray) -> np.ndarray:
+        """(B, T) well-formed ids -> (B, T, len(categories)) bool: the language's own categories."""
+        return np.zeros((*ids.shape, 0), dtype=bool)
+
+    @abstractmethod
+    def cavity(self, likelihood: np.ndarray, causal: bool = False) -> np.ndarray:
+        """The exact distribution of each position's true token given the evidence of the other positions.
+
+        likelihood: (B, seq_len, V) float, `likelihood[b, t, w]` = P(what position t shows | its token is w).
+        Returns (B, seq_len, V) float64 whose rows sum to 1: row t is P(w_t | positions s != t) when
+        `causal` is False, and P(w_t | positions s < t) when True. Sentences are drawn by `sample`.
+        """
+
+    @abstractmethod
+    def spoil(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Break each of the (B, T) sentences once: returns (spoiled ids, the first position that changed,
+        the index into `spoil_kinds` of how it was broken), every spoiled sentence outside the language."""
+
+    @abstractmethod
+    def contains(self, ids: np.ndarray) -> np.ndarray:
+        """(B, T) -> (B,) bool: which rows are sentences of the language."""
+
+    def encode(self, text: str) -> np.ndarray:
+        """Display form to ids: `"[CLS] d D e E"` -> array([0, 5, 13, 6, 14]) in the bracket languages."""
+        try:
+            return np.array([self.token_id[tok] for tok in text.split()], dtype=np.int64)
+        except KeyError as err:
+            raise ValueError(
+                f"unknown token {err.args[0]!r}; the vocabulary of {self!r} is {' '.join(self.vocab)}"
+            ) from None
+
+    def decode(self, ids) -> str:
+        """Ids to display form, e.g. `[CLS] d D e E g G ...`."""
+        return " ".join(self.vocab[int(i)] for i in np.asarray(ids).ravel())

@@ -1,0 +1,119 @@
+"""Languages as plug-ins: every shipped objective and the fine-tuning task run on every language where they
+make sense, every run logs its ceilings beside its accuracies, and what cannot run fails at start-up."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from minibert.cli import main
+from minibert.metrics import CategoryAccuracy
+from minibert.run import fit, last_checkpoint
+
+DYCK = "configs/languages/dyck.yaml"
+TINY = ["--trainer.max_steps=2", "--trainer.val_check_interval=2", "--data.val_size=200", "--data.batch_size=16"]
+
+
+def ceilings_are_beside_accuracies(summary: dict, prefix: str = "val/") -> list[str]:
+    """The categories of `prefix`acc..., after checking each has a ceiling and gap = ceiling - accuracy."""
+    names = [k[len(prefix) + 3 :] for k in summary if k.startswith(prefix + "acc")]
+    assert names
+    for name in names:
+        acc, ceiling = summary[f"{prefix}acc{name}"], summary[f"{prefix}ceiling/acc{name}"]
+        if acc is None:  # an empty category (NaN, written as null)
+            continue
+        assert 0.0 <= ceiling <= 1.0 + 1e-6
+        assert summary[f"{prefix}gap/acc{name}"] == pytest.approx(ceiling - acc, abs=1e-6)
+    return names
+
+
+def test_ceiling_and_gap_per_category_equal_a_plain_numpy_count():
+    rng = np.random.default_rng(0)
+    n, c = 500, 3
+    preds, target = rng.integers(0, 4, n), rng.integers(0, 4, n)
+    cats, credit = rng.random((n, c)) < 0.4, rng.random(n)
+    metric = CategoryAccuracy(["x", "y", "z"])
+    for part in np.array_split(np.arange(n), 4):  # several updates sum up
+        metric.update(*(torch.from_numpy(a[part]) for a in (preds, target, cats, credit)))
+    out = {k: v.item() for k, v in metric.compute().items()}
+    assert out["ceiling/acc"] == pytest.approx(credit.mean(), abs=1e-6)
+    for j, name in enumerate("xyz"):
+        acc = (preds == target)[cats[:, j]].mean()
+        assert out[f"ceiling/acc_{name}"] == pytest.approx(credit[cats[:, j]].mean(), abs=1e-6)
+        assert out[f"gap/acc_{name}"] == pytest.approx(credit[cats[:, j]].mean() - acc, abs=1e-6)
+
+
+def test_no_ceiling_is_claimed_when_some_predictions_came_without_credit():
+    metric = CategoryAccuracy(["x"])
+    metric.update(torch.tensor([1]), torch.tensor([1]), torch.tensor([[True]]), torch.tensor([1.0]))
+    metric.update(torch.tensor([1]), torch.tensor([0]), torch.tensor([[True]]))
+    assert not any("ceiling" in k or "gap" in k for k in metric.compute())
+
+
+def test_seed_language_run_logs_a_ceiling_beside_every_accuracy_and_causal_runs_read_the_causal_oracle(tmp_path):
+    both = fit(["configs/pretrain.yaml"], ["--trainer.max_steps=2"], root_dir=tmp_path / "both")
+    left = fit(["configs/pretrain.yaml", "configs/causal.yaml"], ["--trainer.max_steps=2"], root_dir=tmp_path / "l")
+    assert set(ceilings_are_beside_accuracies(both)) == set(ceilings_are_beside_accuracies(left))
+    # the ceilings depend on the questions only, not on training: the seed validation set's 90.1% and 54.3%
+    assert both["val/ceiling/acc"] == pytest.approx(0.9011, abs=1e-4)
+    assert left["val/ceiling/acc"] == pytest.approx(0.5435, abs=1e-4)
+    assert left["val/ceiling/acc_closer"] == pytest.approx(both["val/ceiling/acc_closer"])  # left is enough
+
+
+@pytest.mark.parametrize(
+    "objective, prefix",
+    [
+        (None, "val/"),
+        ("configs/causal.yaml", "val/"),
+        ("configs/objectives/span.yaml", "val/"),
+        ("configs/objectives/next_token.yaml", "val/"),
+        ("configs/objectives/rtd.yaml", "val/generator/"),
+    ],
+)
+def test_every_shipped_objective_runs_on_dyck_with_its_ceilings(tmp_path, objective, prefix):
+    configs = ["configs/pretrain.yaml", *([objective] if objective else []), DYCK]
+    summary = fit(configs, TINY, root_dir=tmp_path)
+    names = ceilings_are_beside_accuracies(summary, prefix)
+    if prefix == "val/generator/" or "next_token" not in str(objective):
+        assert {"_dist_1", "_dist_8_plus", "_depth_1", "_depth_4_plus", "_partner_hidden"} <= set(names)
+    config = json.dumps(summary)
+    assert summary[f"{prefix}ceiling/acc"] < 0.9, config  # Dyck questions are harder than the seed's
+
+
+def test_dyck_finetuning_logs_its_spoils_and_a_ceiling_of_one(tmp_path):
+    pretrained = fit(["configs/pretrain.yaml", DYCK], TINY, root_dir=tmp_path / "pre")
+    ckpt = last_checkpoint(pretrained["log_dir"])
+    tuned = fit(["configs/finetune.yaml", DYCK], [*TINY, f"--model.init_args.encoder_ckpt={ckpt}"], tmp_path / "ft")
+    assert {"val/acc_spoil_swap", "val/acc_spoil_move", "val/acc_grammatical"} <= set(tuned)
+    assert tuned["val/ceiling/acc"] == 1.0 and tuned["val/ceiling/acc_spoil_move"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "objective, fragments",
+    [
+        ("configs/objectives/nsp.yaml", ["NextSentence.language=Dyck(kinds=4, length=32, max_depth=6)", "needs a"]),
+        ("configs/objectives/bert.yaml", ["language"]),
+    ],
+)
+def test_objectives_without_a_corpus_for_the_language_fail_at_start_up_with_one_line(
+    capsys, tmp_path, objective, fragments
+):
+    args = ["fit", "-c", "configs/pretrain.yaml", "-c", objective, "-c", DYCK, *TINY]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, f"--trainer.default_root_dir={tmp_path}"])
+    assert exit_info.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and all(f in line for f in fragments), line
+    assert not list(tmp_path.glob("**/*.ckpt"))  # nothing trained
+
+
+def test_an_encoder_smaller_than_the_language_fails_at_start_up_naming_the_field(capsys, tmp_path):
+    args = ["fit", "-c", "configs/pretrain.yaml", "-c", DYCK, *TINY, "--model.init_args.encoder.max_len=17"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, f"--trainer.default_root_dir={tmp_path}"])
+    assert exit_info.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert "EncoderConfig.max_len=17" in line and "at least 33" in line, line
