@@ -70,25 +70,21 @@ def default_grid(tmp_path_factory):
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
 
 
-def run_grid(grid: str, out: Path, *args: str) -> tuple[object, dict]:
-    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds; returns (process, {(experiment,
-    seed): summary}) read back from the runs it planned."""
+def run_grid(grid: str, out: Path, *args: str):
+    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds: the finished process, `out` and
+    `summaries` {(experiment, seed): summary} read back from the runs it planned."""
     import subprocess
     import sys
+    from types import SimpleNamespace
 
     from minibert.ablation.grid import load_grid
     from minibert.ablation.runner import plan
 
-    proc = subprocess.run(
-        [sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    experiments = list(load_grid(ROOT / grid, root=ROOT).experiments)
-    runs = plan(experiments, [0, 1, 2], out, ROOT)
-    return proc, {(r.experiment.name, r.seed): r.summary() for r in runs if r.done}
+    command = [sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    runs = plan(list(load_grid(ROOT / grid, root=ROOT).experiments), [0, 1, 2], out, ROOT)
+    summaries = {(r.experiment.name, r.seed): r.summary() for r in runs if r.done}
+    return SimpleNamespace(proc=proc, out=out, summaries=summaries)
 
 
 @pytest.fixture(scope="session")

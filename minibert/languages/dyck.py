@@ -156,7 +156,7 @@ class Dyck(Language):
         partner, depth = self.structure(ids)
         distance = np.abs(partner - np.arange(ids.shape[1]))
         buckets = [(distance, _DISTANCES), (depth, _DEPTHS)]
-        masks = [(v >= lo) & (v <= (hi or v.max(initial=0))) for v, edges in buckets for lo, hi in edges]
+        masks = [(v >= lo) & (v <= (np.inf if hi is None else hi)) for v, edges in buckets for lo, hi in edges]
         bracket = self.is_content(ids)
         return np.stack(masks, axis=-1) & bracket[..., None]
 
