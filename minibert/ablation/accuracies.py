@@ -88,16 +88,16 @@ def family(category: str) -> str:
     return {"dist": "distance", "depth": "depth"}[m["family"]] if m else "other"
 
 
-def label(category: str) -> str:
-    """A readable tick label: 'kind_kept' -> 'kept token', 'dist_2_3' -> '2–3', 'dist_8_plus' -> '8+'."""
+def label(category: str, short: bool = False) -> str:
+    """A readable label: 'kind_kept' -> 'kept token', 'dist_2_3' -> 'distance 2–3' ('2–3' when `short`, for
+    a panel already titled by its family), 'dist_8_plus' -> 'distance 8+'."""
     if category in _CATEGORIES:
         return _CATEGORIES[category][1]
     m = _BIN.match(category)
     if m is None:
         return category.replace("_", " ")
-    if m["hi"] is None:
-        return m["lo"]
-    return f"{m['lo']}+" if m["hi"] == "plus" else f"{m['lo']}–{m['hi']}"
+    span = m["lo"] if m["hi"] is None else f"{m['lo']}+" if m["hi"] == "plus" else f"{m['lo']}–{m['hi']}"
+    return span if short else f"{'distance' if m['family'] == 'dist' else 'depth'} {span}"
 
 
 def sort_key(category: str) -> tuple:

@@ -102,7 +102,9 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
                     continue
                 x = j + (i - (len(members) - 1) / 2) * width
                 iv = cat.interval()
-                if math.isnan(iv.mean):
+                if math.isnan(iv.mean):  # logged, but no question of this category (n=0): said, not drawn
+                    ax.text(x, 0.02, "n=0", rotation=90, ha="center", va="bottom", fontsize=7, color="#555")
+                    figure.drawn.add((b.experiment.name, cat.metric))
                     continue
                 hatch = "//" if i < n_baselines else None
                 ax.bar(x, iv.mean, width, color=colors[i], hatch=hatch, edgecolor="white", lw=0)
@@ -120,7 +122,7 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
                     has["reference"] = True
         if measure.chance is not None:
             ax.axhline(measure.chance, color="#777", ls="--", lw=1, zorder=1)
-        ticks = [accuracies.label(c).replace(" ", "\n", 1) for c in fam_cats]  # two short lines, never overlapping
+        ticks = [accuracies.label(c, short=True).replace(" ", "\n", 1) for c in fam_cats]  # two lines, no overlap
         ax.set_xticks(range(len(fam_cats)), ticks, fontsize=9)
         ax.set_xlim(-0.6, len(fam_cats) - 0.4)
         ax.set_title(accuracies.FAMILY_TITLES[fam], fontsize=10)

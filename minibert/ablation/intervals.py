@@ -49,6 +49,8 @@ def t95(df: float) -> float:
         raise ValueError(f"df={df!r} is not allowed: degrees of freedom must be >= 1")
     if math.isinf(df) or df > 1e9:
         return _Z95
+    if df in _T95:
+        return _T95[df]
     points = sorted(_T95.items()) + [(math.inf, _Z95)]
     for (d0, t0), (d1, t1) in zip(points, points[1:]):
         if d0 <= df <= d1:
@@ -91,7 +93,8 @@ def _seed_term(values: list[float]) -> tuple[float, float]:
     """(s^2 / S, its degrees of freedom S - 1); (0, inf) for one value (no seed spread can be estimated)."""
     if len(values) < 2:
         return 0.0, math.inf
-    return statistics.variance(values) / len(values), len(values) - 1
+    var = statistics.variance(values)
+    return (var if var > 1e-15 else 0.0) / len(values), len(values) - 1  # float noise of equal values is 0
 
 
 def _quantile(seed_var: float, seed_df: float, total: float) -> tuple[float, float]:

@@ -107,6 +107,9 @@ def _acc_cell(board: Board, category: str) -> Cell:
     if cat is None:
         return Cell("")
     iv = cat.interval()
+    if math.isnan(iv.mean):
+        return Cell("no questions" if cat.n == 0 else "n/a", {"experiment": board.experiment.name,
+                                                             "metric": cat.metric, "role": "acc"})  # fmt: skip
     attrs = {"experiment": board.experiment.name, "metric": cat.metric, "role": "acc",
              "lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}", "mean": f"{iv.mean:.6f}"}  # fmt: skip
     return Cell(iv.percent(), attrs)
@@ -281,16 +284,17 @@ def _claim_interval(claim: Claim, results: Results) -> tuple[str, str]:
 
 
 def baselines_of(grid: Grid, boards: list[Board]) -> dict[str, list[Board]]:
-    """For each group: the boards of experiments outside it that its claims compare against (e.g. the
-    default run beside the break cells)."""
-    group_names = {group_of(b.experiment.name) for b in boards}
+    """For each group: the boards of experiments from earlier groups that its claims compare against (the
+    default run beside the break cells; never the other way round)."""
+    order = list(dict.fromkeys(group_of(b.experiment.name) for b in boards))
     out: dict[str, list[Board]] = {}
-    for group in group_names:
-        others = []
+    for group in order:
+        others: list[str] = []
         for claim in grid.claims:
             names = claim.experiments()
             if any(group_of(n) == group for n in names):
-                others += [n for n in sorted(names) if group_of(n) != group and n not in others]
+                earlier = [n for n in sorted(names) if group_of(n) in order[: order.index(group)]]
+                others += [n for n in earlier if n not in others]
         out[group] = [b for b in boards if b.experiment.name in others]
     return out
 
