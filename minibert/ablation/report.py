@@ -220,7 +220,7 @@ def writeup_table(experiments: list[Experiment], results: Results) -> Table | No
             diff = reference_difference(list(vals.values()), n, ref)
             verdict = "n/a" if math.isnan(diff.mean) else "within noise" if diff.contains_zero else "differs"
             attrs.update({"lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}"})
-            rows.append([Cell(e.name), Cell(_metric_label(key)), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}"),
+            rows.append([Cell(e.name), Cell(_metric_label(key)), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}%"),
                          Cell(_signed(diff)), Cell(verdict)])  # fmt: skip
     if not rows:
         return None
@@ -312,7 +312,9 @@ def sibling_dashboards(out: Path) -> dict[str, str]:
 
 
 def grid_title(grid: Grid) -> str:
-    return f"minibert ablation: {Path(grid.path).stem or 'grid'} grid" if grid.path else "minibert ablation"
+    """'minibert ablation: default grid' for configs/ablations/default.yaml."""
+    stem = Path(grid.path).stem if grid.path else ""
+    return f"minibert ablation: {stem}{'' if stem.endswith('grid') else ' grid'}" if stem else "minibert ablation"
 
 
 def write_report(
