@@ -1,13 +1,19 @@
-"""RunSummary: validate at the last step and write `summary.json` next to the run's saved config."""
+"""RunSummary: validate at the last step and write `summary.json` next to the run's saved config;
+SaveAndLogConfig: save that config in the run's own folder and give it to every logger as hyperparameters."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import lightning as L
+from lightning.pytorch.cli import SaveConfigCallback
 
 from minibert.files import write_json
+from minibert.loggers import run_log_dir
 
 
 class RunSummary(L.Callback):
@@ -37,6 +43,68 @@ class RunSummary(L.Callback):
         return {**out, **counts()} if counts else out
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        log_dir = trainer.log_dir  # a broadcast from rank 0 under DDP: every rank must ask, or rank 0 waits forever
+        log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
         if trainer.is_global_zero and log_dir is not None:
             write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
+
+
+def _find(tree: Any, key: str) -> Any:
+    """The first value stored under `key` anywhere in nested dicts and lists (depth first), or None."""
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree[key]
+        tree = list(tree.values())
+    if isinstance(tree, list):
+        for item in tree:
+            if (found := _find(item, key)) is not None:
+                return found
+    return None
+
+
+def _short(class_path: Any) -> Any:
+    return class_path.rsplit(".", 1)[-1] if isinstance(class_path, str) else class_path
+
+
+def hyperparameters(config: dict) -> dict:
+    """A run's resolved config as loggers take it: the whole tree (`model`, `data`, `trainer`, ...) plus
+    top-level keys to filter runs by: `objective`, `language`, `masking`, `lr`, `seed`, `regime`.
+
+    >>> hp = hyperparameters({"seed_everything": 1, "model": {"class_path": "minibert.module.EncoderModule",
+    ...     "init_args": {"lr": 0.003, "objective": {"class_path": "minibert.objectives.MaskedLM",
+    ...     "init_args": {"masking": {"p_pick": 0.15}}}}}})
+    >>> hp["objective"], hp["lr"], hp["seed"], hp["masking"]
+    ('MaskedLM', 0.003, 1, {'p_pick': 0.15})
+    """
+    config = json.loads(json.dumps(config, default=str))  # plain JSON types (paths become strings)
+    config.pop("config", None)  # the -c file paths: not a setting
+    model = config.get("model") or {}
+    objective = _find(model, "objective")
+    language = _find(objective, "language") if objective is not None else _find(model, "language")
+    filters = {
+        "objective": _short(objective.get("class_path")) if isinstance(objective, dict) else objective,
+        "language": _short(language.get("class_path")) if isinstance(language, dict) else language,
+        "masking": _find(objective, "masking"),
+        "lr": _find(model, "lr"),
+        "seed": config.get("seed_everything"),
+        "regime": _find(model, "regime"),
+    }
+    return {**config, **{k: v for k, v in filters.items() if v is not None}}
+
+
+class SaveAndLogConfig(SaveConfigCallback):
+    """Lightning's SaveConfigCallback, writing `config.yaml` in the run's own folder (`run_log_dir`: never
+    shared by two runs, wandb included) and logging the resolved config to every logger (`hyperparameters`)."""
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        if self.already_saved:
+            return
+        log_dir = run_log_dir(trainer)  # a broadcast: every process asks
+        if trainer.is_global_zero:
+            os.makedirs(log_dir, exist_ok=True)
+            path = os.path.join(log_dir, self.config_filename)
+            self.parser.save(self.config, path, skip_none=False, overwrite=self.overwrite, multifile=self.multifile)
+            params = hyperparameters(self.config.as_dict())
+            for logger in trainer.loggers:
+                logger.log_hyperparams(params)
+            self.already_saved = True
+        self.already_saved = trainer.strategy.broadcast(self.already_saved)

@@ -31,7 +31,7 @@ from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
-from minibert.callbacks import RunSummary
+from minibert.callbacks import RunSummary, SaveAndLogConfig
 from minibert.data import StreamDataModule
 from minibert.finetune import read_checkpoint
 from minibert.module import EncoderModule
@@ -101,6 +101,7 @@ def newest_last_checkpoint(root: str | Path) -> Path | None:
 class MiniBertCLI(LightningCLI):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("seed_everything_default", 0)
+        kwargs.setdefault("save_config_callback", SaveAndLogConfig)  # in the run's own folder, and to the loggers
         kwargs.setdefault("save_config_kwargs", {"overwrite": True})
         # errors come back to us (see main); no abbreviations (as in jsonargparse 5), so a typo such as
         # --trainer.max_step is an error instead of silently meaning --trainer.max_steps

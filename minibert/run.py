@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from minibert.cli import MiniBertCLI
+from minibert.loggers import run_log_dir
 
 QUIET = ["--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
 
@@ -27,7 +28,7 @@ def fit(configs: Sequence[str | Path], overrides: Sequence[str] = (), root_dir: 
     with warnings.catch_warnings():  # the caller's own sys.argv is not meant for this run: that is the point
         warnings.filterwarnings("ignore", message="LightningCLI's args parameter is intended")
         cli = MiniBertCLI(args=args)
-    log_dir = Path(cli.trainer.log_dir)
+    log_dir = Path(run_log_dir(cli.trainer))
     summary = json.loads((log_dir / "summary.json").read_text())
     return {**summary, "log_dir": str(log_dir)}
 
@@ -38,4 +39,3 @@ def last_checkpoint(log_dir: str | Path) -> Path:
     if not found:
         raise FileNotFoundError(f"no checkpoint under {Path(log_dir, 'checkpoints')}")
     return found[-1]
-

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 tqdm.write(f"FAILED {run.label}")
 
         try:
-            outcome = run_all(runs, ROOT, args.workers, args.logger, args.force, progress)
+            outcome = run_all(runs, ROOT, args.workers, args.logger, args.force, progress, grid=Path(args.grid).stem)
         except KeyboardInterrupt:
             bar.close()
             print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)

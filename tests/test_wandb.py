@@ -1,27 +1,51 @@
-"""wandb never blocks: with no API key, no netrc and no reachable server, `-c configs/wandb.yaml` logs the run
-offline, under the run's root directory, and finishes as fast as a run without it (give or take wandb's
-own start-up), instead of waiting on a login prompt or a network timeout."""
+"""wandb never blocks and keeps every run apart: with no API key, or with a key but no reachable server,
+`-c configs/wandb.yaml` logs the run offline under the run's root directory, says where it went, logs the
+resolved config as hyperparameters, and two runs into one root keep their own summary.json and config.yaml.
+No test contacts a host outside the machine: "no network" is a closed port on 127.0.0.1."""
 
 from __future__ import annotations
 
+import socket
 import time
+from pathlib import Path
+
+import pytest
+import yaml
 
 from tests.clirun import cli_env, run_fit, summaries
+from tests.wandb_records import run_config
 
 SHORT = ["--trainer.max_steps=20", "--data.val_size=100"]
 HANG = 60  # s: wandb waits 90 s for a server that does not answer; a run of 20 steps takes a few seconds
+FALLBACK_BUDGET_S = 20  # a whole run with an API key and no network, process start to exit
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def test_wandb_without_key_or_network_finishes_offline(tmp_path):
     env = cli_env(
-        WANDB_API_KEY=None, WANDB_MODE=None,  # SafeWandbLogger itself must choose offline
+        WANDB_API_KEY=None,
+        WANDB_MODE=None,  # SafeWandbLogger itself must choose offline
         HOME=str(tmp_path / "home"),  # no ~/.netrc, no cached credentials
         WANDB_BASE_URL="http://127.0.0.1:9",  # a server that refuses every connection
     )
     root = tmp_path / "run"
     start = time.monotonic()
-    done = run_fit("-c", "configs/pretrain.yaml", "-c", "configs/wandb.yaml", *SHORT,
-                   f"--trainer.default_root_dir={root}", env=env, timeout=HANG)
+    done = run_fit(
+        "-c",
+        "configs/pretrain.yaml",
+        "-c",
+        "configs/wandb.yaml",
+        *SHORT,
+        f"--trainer.default_root_dir={root}",
+        env=env,
+        timeout=HANG,
+    )
     seconds = time.monotonic() - start
     assert done.returncode == 0, done.stderr[-3000:]
     assert seconds < HANG
@@ -31,3 +55,84 @@ def test_wandb_without_key_or_network_finishes_offline(tmp_path):
     assert summary["wall_time_s"] < 15
     (offline_run,) = (root / "wandb").glob("offline-run-*")  # offline, and under the run's root directory
     assert list(offline_run.glob("run-*.wandb"))
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two wandb runs into one root: the first with an API key and no reachable server (timed), the
+    second with no key, a different seed and lr."""
+    tmp = tmp_path_factory.mktemp("wandb_two_runs")
+    root = tmp / "run"
+    no_network = cli_env(
+        WANDB_API_KEY="0" * 40,
+        WANDB_MODE=None,
+        HOME=str(tmp / "home"),
+        WANDB_BASE_URL=f"http://127.0.0.1:{closed_port()}",
+    )
+    start = time.monotonic()
+    first = run_fit(
+        "-c",
+        "configs/pretrain.yaml",
+        "-c",
+        "configs/wandb.yaml",
+        "--trainer.max_steps=5",
+        "--data.val_size=64",
+        f"--trainer.default_root_dir={root}",
+        env=no_network,
+        timeout=HANG,
+    )
+    seconds = time.monotonic() - start
+    no_key = cli_env(WANDB_API_KEY=None, WANDB_MODE=None, HOME=str(tmp / "home"), WANDB_BASE_URL="http://127.0.0.1:9")
+    second = run_fit(
+        "-c",
+        "configs/pretrain.yaml",
+        "-c",
+        "configs/wandb.yaml",
+        "--trainer.max_steps=5",
+        "--data.val_size=64",
+        "--seed_everything=7",
+        "--model.init_args.lr=0.001",
+        f"--trainer.default_root_dir={root}",
+        env=no_key,
+        timeout=HANG,
+    )
+    return root, first, seconds, second
+
+
+def test_api_key_without_network_falls_back_offline_within_budget(two_runs):
+    root, first, seconds, _ = two_runs
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert seconds < FALLBACK_BUDGET_S, f"{seconds:.1f} s with an API key and no network"
+    assert "is not reachable" in first.stdout and "logging offline" in first.stdout
+    assert len(list((root / "wandb").glob("offline-run-*"))) == 2
+
+
+def test_offline_run_says_where_it_went_and_how_to_upload_it(two_runs):
+    root, first, _, second = two_runs
+    for done in (first, second):
+        line = next(line for line in done.stdout.splitlines() if "wandb sync" in line)
+        path = Path(line.rsplit("wandb sync ", 1)[1].strip())
+        assert path.parent == root / "wandb" and path.name.startswith("offline-run-") and path.is_dir()
+
+
+def test_two_runs_into_one_root_keep_both_summaries_and_configs(two_runs):
+    root, first, _, second = two_runs
+    assert second.returncode == 0, second.stderr[-3000:]
+    found = sorted(root.glob("**/summary.json"))
+    assert len(found) == 2 and len({p.parent for p in found}) == 2
+    assert all((p.parent / "config.yaml").is_file() for p in found)
+    seeds = sorted(yaml.safe_load((p.parent / "config.yaml").read_text())["seed_everything"] for p in found)
+    assert seeds == [0, 7]  # each folder holds its own run's config
+    assert not (root / "summary.json").exists() and not (root / "config.yaml").exists()
+
+
+def test_offline_run_config_holds_the_resolved_config_and_filter_keys(two_runs):
+    root, *_ = two_runs
+    configs = [run_config(r) for r in sorted((root / "wandb").glob("offline-run-*"))]
+    assert len(configs) == 2
+    for config in configs:
+        assert {"model", "data", "trainer"} <= set(config)
+        assert config["model"]["init_args"]["objective"]["class_path"].endswith("MaskedLM")
+        assert config["data"]["val_size"] == 64 and config["trainer"]["max_steps"] == 5
+        assert config["objective"] == "MaskedLM" and config["masking"]["p_pick"] == 0.15
+    assert sorted((c["seed"], c["lr"]) for c in configs) == [(0, 0.003), (7, 0.001)]

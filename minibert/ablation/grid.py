@@ -8,7 +8,7 @@ A grid file (see configs/ablations/default.yaml):
         configs: [configs/pretrain.yaml, configs/causal.yaml]
         overrides: {}                           # dotted CLI keys -> values
         encoder_from: null                      # an experiment whose same-seed checkpoint is loaded
-        metrics: [val/acc, val/acc_opener]      # shown in the report
+        metrics: [val/acc, val/acc_opener]      # optional: narrow the report to these (default: all logged)
         reference: {val/acc: 0.555}             # the original write-up's figures
     reference_source: "..."                     # where the reference figures come from
     claims:
@@ -59,7 +59,7 @@ class Experiment:
     configs: tuple[str, ...]
     overrides: dict[str, Any] = field(default_factory=dict)
     encoder_from: str | None = None
-    metrics: tuple[str, ...] = ("val/acc",)
+    metrics: tuple[str, ...] = ()  # what the report shows; empty: every metric the runs logged
     reference: dict[str, float] = field(default_factory=dict)
 
     def cli_args(self) -> list[str]:
@@ -157,7 +157,7 @@ def _experiment(where: str, entry: Any, root: Path) -> Experiment:
         configs=tuple(str(c) for c in configs),
         overrides=dict(overrides),
         encoder_from=entry.get("encoder_from"),
-        metrics=tuple(entry.get("metrics") or ("val/acc",)),
+        metrics=tuple(entry.get("metrics") or ()),
         reference={str(k): float(v) for k, v in (entry.get("reference") or {}).items()},
     )
 

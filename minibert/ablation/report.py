@@ -1,9 +1,13 @@
-"""Turn finished runs into results a person can read without running anything.
+"""Turn a grid's finished runs into results a person can read, or put in a paper, without running anything.
 
-`ablation.csv` (tidy: experiment, seed, metric, value, run_dir), `ablation.md` (mean +/- 95% confidence
-interval over seeds next to the write-up's figures, and whether each claim holds on every seed), PNG
-pictures (per-category bars with error bars, learning curves) and `dashboard.html` (all of it in one
-self-contained page). Every file is written atomically.
+Writes into `out`, atomically: `ablation.csv` (tidy: experiment, seed, metric, value, run_dir; every logged
+number), `ablation.md` and `dashboard.html` (the same tables and figures; the page is self-contained,
+works offline and links to the other grids' pages), and one PNG per figure (minibert.ablation.figures).
+
+Tables are wide: one row per experiment head, one column per category with its question count n; each
+accuracy is the mean over seeds with its 95% interval (minibert.ablation.intervals: seed spread plus
+validation sampling, always inside [0, 1]); a run that logged oracle ceilings gets a ceiling row and a
+paired gap row. Claims and the write-up comparison are paired differences with their intervals.
 """
 
 from __future__ import annotations
@@ -14,86 +18,34 @@ import html
 import io
 import math
 import os
+import re
 import statistics
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
+from minibert.ablation import accuracies
+from minibert.ablation.figures import Figure, bar_figures, curve_figures, group_of
+from minibert.ablation.grid import Claim, Experiment, Grid
+from minibert.ablation.intervals import (
+    NAN,
+    Interval,
+    accuracy_interval,
+    difference_interval,
+    reference_difference,
+)
+from minibert.ablation.results import Board, Results
+from minibert.ablation.runner import Run
+from minibert.files import write_atomic
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
+__all__ = ["Results", "claim_by_seed", "write_report", "sibling_dashboards"]
 
-from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef  # noqa: E402
-from minibert.ablation.runner import Run  # noqa: E402
-from minibert.files import write_atomic  # noqa: E402
-from minibert.logs import metric_history  # noqa: E402
-
-# two-sided 95% Student t quantiles by degrees of freedom (larger df fall back to the nearest smaller key)
-_T95 = {
-    1: 12.706,
-    2: 4.303,
-    3: 3.182,
-    4: 2.776,
-    5: 2.571,
-    6: 2.447,
-    7: 2.365,
-    8: 2.306,
-    9: 2.262,
-    10: 2.228,
-    15: 2.131,
-    20: 2.086,
-    30: 2.042,
-    60: 2.000,
-    120: 1.980,
-}
-
-
-def ci95(values: list[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% confidence interval of the mean (NaN half-width for one value)."""
-    values = [v for v in values if v is not None and not math.isnan(v)]
-    if not values:
-        return math.nan, math.nan
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    df = len(values) - 1
-    t = _T95[max(k for k in _T95 if k <= df)]
-    return mean, t * statistics.stdev(values) / math.sqrt(len(values))
-
-
-def _metrics(summary: dict) -> dict[str, float | None]:
-    """The numeric entries of a run's summary (None is a NaN that JSON could not hold)."""
-    return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
-
-
-@dataclass
-class Results:
-    """Metric values by (experiment, metric) -> {seed: value}, and the finished runs with their summaries."""
-
-    values: dict[tuple[str, str], dict[int, float]]
-    summaries: list[tuple[Run, dict]]
-
-    @classmethod
-    def collect(cls, runs: list[Run]) -> Results:
-        values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-        summaries = [(run, run.summary()) for run in runs if run.done]  # each summary.json read once
-        for run, summary in summaries:
-            for metric, value in _metrics(summary).items():
-                values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
-        return cls(dict(values), summaries)
-
-    def get(self, ref: MetricRef) -> dict[int, float]:
-        return self.values.get((ref.experiment, ref.metric), {})
-
-    def rows(self, out: Path) -> list[dict]:
-        """Tidy rows; `run_dir` is relative to `out`, so the table stays valid wherever `out` is moved."""
-        return [
-            {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v,
-             "run_dir": os.path.relpath(r.run_dir, out)}
-            for r, summary in self.summaries
-            for m, v in sorted(_metrics(summary).items())
-        ]  # fmt: skip
+INTERVALS = (
+    "Intervals are 95%: each accuracy's mean over seeds, with a Wilson-type interval whose variance adds the "
+    "seeds' spread (s²/S) and the validation set's binomial sampling error (p(1-p)/n), with Student's t at "
+    "the Welch-Satterthwaite degrees of freedom; it never leaves [0, 1]. Differences (claims, gaps to the "
+    "ceiling, the write-up) are paired by seed on the same validation questions."
+)
 
 
 def claim_by_seed(claim: Claim, results: Results) -> dict[int, bool]:
@@ -106,152 +58,278 @@ def claim_by_seed(claim: Claim, results: Results) -> dict[int, bool]:
     return {s: lower[s] < higher[s] for s in sorted(set(lower) & set(higher))}
 
 
-def _fmt(mean: float, half: float, percent: bool) -> str:
-    if math.isnan(mean):
-        return "n/a"
-    scale, unit = (100, "%") if percent else (1, "")
-    if not percent and mean == int(mean) and (math.isnan(half) or half == 0):
-        return f"{int(mean):,}"  # counts: parameters, steps
-    if math.isnan(half):
-        return f"{mean * scale:.1f}{unit}" if percent else f"{mean:.4g}"
-    return f"{mean * scale:.1f} ± {half * scale:.1f}{unit}" if percent else f"{mean:.4g} ± {half:.2g}"
-
-
-def _is_rate(metric: str) -> bool:
-    return "/acc" in metric
+@dataclass
+class Cell:
+    text: str
+    attrs: dict[str, str] = field(default_factory=dict)  # data-* attributes of the HTML cell
 
 
 @dataclass
 class Table:
     title: str
     header: list[str]
-    rows: list[list[str]]
+    rows: list[list[Cell]]
+    note: str = ""
 
     def markdown(self) -> str:
         lines = [f"### {self.title}", "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
-        return "\n".join(lines) + "\n"
+        lines += ["| " + " | ".join(c.text for c in row) + " |" for row in self.rows]
+        return "\n".join(lines) + ("\n\n" + self.note if self.note else "") + "\n"
 
     def html(self) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows)
-        return f"<h3>{html.escape(self.title)}</h3><table><tr>{head}</tr>{body}</table>"
+        body = "".join(
+            "<tr>" + "".join(f"<td{_attrs(c.attrs)}>{html.escape(c.text)}</td>" for c in row) + "</tr>"
+            for row in self.rows
+        )
+        note = f"<p class='note'>{inline_markdown(self.note)}</p>" if self.note else ""
+        return f"<h3>{html.escape(self.title)}</h3><table><tr>{head}</tr>{body}</table>{note}"
 
 
-def tables(grid: Grid, experiments: list[Experiment], results: Results) -> list[Table]:
-    out = []
-    for job_type in ("pretrain", "finetune"):
+def _attrs(attrs: dict[str, str]) -> str:
+    return "".join(f' data-{k}="{html.escape(v)}"' for k, v in attrs.items())
+
+
+def inline_markdown(text: str) -> str:
+    """Escape `text` for HTML and render its inline markdown: `code`, **bold**, [text](href).
+
+    >>> inline_markdown("run `ablate.py` **now** <b>")
+    'run <code>ablate.py</code> <b>now</b> &lt;b&gt;'
+    """
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", out)
+    return re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r'<a href="\2">\1</a>', out)
+
+
+def _acc_cell(board: Board, category: str) -> Cell:
+    cat = board.categories.get(category)
+    if cat is None:
+        return Cell("")
+    iv = cat.interval()
+    if math.isnan(iv.mean):
+        return Cell("no questions" if cat.n == 0 else "n/a", {"experiment": board.experiment.name,
+                                                             "metric": cat.metric, "role": "acc"})  # fmt: skip
+    attrs = {"experiment": board.experiment.name, "metric": cat.metric, "role": "acc",
+             "lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}", "mean": f"{iv.mean:.6f}"}  # fmt: skip
+    return Cell(iv.percent(), attrs)
+
+
+def accuracy_tables(boards: list[Board]) -> list[Table]:
+    """Wide tables: per job type and measure, a row per experiment head and a column per category."""
+    tables = []
+    keys = list(dict.fromkeys((b.experiment.job_type, b.measure.name) for b in boards))
+    for job_type, measure_name in keys:
+        rows_of = [b for b in boards if (b.experiment.job_type, b.measure.name) == (job_type, measure_name)]
+        cats = sorted({c for b in rows_of for c in b.categories}, key=accuracies.sort_key)
+        header = ["experiment"]
+        usual_n = {}  # the question count most rows of a column share: in its header; others in their cells
+        for c in cats:
+            ns = [round(b.categories[c].n) for b in rows_of if c in b.categories and b.categories[c].n is not None]
+            usual_n[c] = Counter(ns).most_common(1)[0][0] if ns else None
+            label = accuracies.label(c)
+            header.append(label if usual_n[c] is None else f"{label} (n={usual_n[c]:,})")
         rows = []
-        for e in (e for e in experiments if e.job_type == job_type):
-            for metric in e.metrics:
-                by_seed = results.values.get((e.name, metric), {})
-                mean, half = ci95(list(by_seed.values()))
-                ref = e.reference.get(metric)
-                ref_text = "" if ref is None else _fmt(ref, math.nan, _is_rate(metric))
-                rows.append([e.name, metric, _fmt(mean, half, _is_rate(metric)), ref_text, str(len(by_seed))])
-        if rows:
-            title = f"{job_type} runs: mean ± 95% CI over seeds"
-            out.append(Table(title, ["experiment", "metric", "measured", "write-up", "seeds"], rows))
+        for b in rows_of:
+            row = [Cell(b.title)]
+            for c in cats:
+                cell = _acc_cell(b, c)
+                n = b.categories[c].n if c in b.categories else None
+                if cell.text and n is not None and round(n) != usual_n[c]:
+                    cell.text += f" n={n:,.0f}"
+                row.append(cell)
+            rows.append(row)
+            if any(cat.ceiling for cat in b.categories.values()):
+                rows.append([Cell("↳ oracle ceiling")] + [_ceiling_cell(b, c) for c in cats])
+                rows.append([Cell("↳ gap to ceiling (paired)")] + [_gap_cell(b, c) for c in cats])
+        measure = rows_of[0].measure
+        note = "Mean over seeds (95% interval), in %; n: validation questions graded (a cell names its own n "
+        note += "when it differs from its column's)."
+        if measure.chance is not None:
+            note += f" {measure.chance_label[0].upper() + measure.chance_label[1:]}: {100 * measure.chance:.1f}%."
+        tables.append(Table(f"{job_type}: {measure.title}", header, rows, note))
+    return tables
+
+
+def _ceiling_cell(b: Board, c: str) -> Cell:
+    cat = b.categories.get(c)
+    if cat is None or not cat.ceiling:
+        return Cell("")
+    return Cell(f"{100 * cat.ceiling_mean():.1f}", {"experiment": b.experiment.name, "metric": cat.metric,
+                                                    "role": "ceiling"})  # fmt: skip
+
+
+def _gap_cell(b: Board, c: str) -> Cell:
+    cat = b.categories.get(c)
+    if cat is None or not cat.ceiling:
+        return Cell("")
+    iv = difference_interval(cat.ceiling, cat.values, cat.n, cat.n)
+    return Cell(iv.percent(), {"experiment": b.experiment.name, "metric": cat.metric, "role": "gap"})
+
+
+def other_tables(experiments: list[Experiment], results: Results) -> list[Table]:
+    """Losses, parameter counts, steps and time: mean over seeds (lowest–highest seed)."""
+    tables = []
+    for job_type in dict.fromkeys(e.job_type for e in experiments):
+        members = [e for e in experiments if e.job_type == job_type]
+        metrics = list(dict.fromkeys(m for e in members for m in sorted(results.others(e))))
+        if not metrics:
+            continue
+        rows = []
+        for e in members:
+            row = [Cell(e.name)]
+            for m in metrics:
+                vals = [v for v in results.values.get((e.name, m), {}).values() if not math.isnan(v)]
+                row.append(Cell(_plain(vals), {"experiment": e.name, "metric": m, "role": "other"}))
+            rows.append(row)
+        note = "Mean over seeds (lowest–highest seed); counts shown once when every seed agrees."
+        tables.append(Table(f"{job_type}: losses, sizes and time", ["experiment", *metrics], rows, note))
+    return tables
+
+
+def _plain(vals: list[float]) -> str:
+    if not vals:
+        return ""
+    mean = statistics.fmean(vals)
+    if len(set(vals)) == 1:
+        return f"{vals[0]:,.0f}" if vals[0] == int(vals[0]) and abs(vals[0]) >= 10 else f"{vals[0]:.4g}"
+    return f"{mean:.4g} ({min(vals):.3g}–{max(vals):.3g})"
+
+
+def _n_for(results: Results, experiment: str, metric: str) -> float | None:
+    key = accuracies.parse(metric)
+    return results.n_of(experiment, key) if key is not None and key.role == "acc" else None
+
+
+def writeup_table(experiments: list[Experiment], results: Results) -> Table | None:
+    """Each write-up figure next to ours, with the difference's interval and whether it is within noise."""
+    rows = []
+    for e in experiments:
+        for metric, ref in e.reference.items():
+            vals = results.values.get((e.name, metric), {})
+            key = accuracies.parse(metric)
+            attrs = {"experiment": e.name, "metric": metric, "role": "writeup"}
+            if key is None:  # a count or a loss: compared exactly
+                mean = statistics.fmean(vals.values()) if vals else math.nan
+                verdict = "equal" if mean == ref else "differs"
+                rows.append([Cell(e.name), Cell(metric), Cell(_plain(list(vals.values())), attrs),
+                             Cell(_plain([ref])), Cell(""), Cell(verdict)])  # fmt: skip
+                continue
+            n = _n_for(results, e.name, metric)
+            iv = accuracy_interval(list(vals.values()), n)
+            diff = reference_difference(list(vals.values()), n, ref)
+            verdict = "n/a" if math.isnan(diff.mean) else "within noise" if diff.contains_zero else "differs"
+            attrs.update({"lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}"})
+            rows.append([Cell(e.name), Cell(_metric_label(key)), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}%"),
+                         Cell(_signed(diff)), Cell(verdict)])  # fmt: skip
+    if not rows:
+        return None
+    note = ("Difference: ours minus the write-up's single run, in percentage points, with its 95% interval "
+            "(our seeds' spread counted for the single run too, and both validation sets' sampling error); "
+            "**within noise** when the interval contains 0.")  # fmt: skip
+    header = ["experiment", "metric", "measured (95% interval)", "write-up", "difference", "verdict"]
+    return Table("side by side with the write-up", header, rows, note)
+
+
+def _metric_label(key: accuracies.AccKey) -> str:
+    head = accuracies.head_label(key.prefix)
+    return (f"{head}: " if head else "") + accuracies.label(key.category)
+
+
+def _signed(iv: Interval) -> str:
+    if math.isnan(iv.mean):
+        return "n/a"
+    return f"{100 * iv.mean:+.1f} ({100 * iv.lo:+.1f} to {100 * iv.hi:+.1f})"
+
+
+def claims_table(grid: Grid, experiments: list[Experiment], results: Results) -> Table | None:
     names = {e.name for e in experiments}
-    claim_rows = []
+    rows = []
     for claim in grid.claims:
         if not claim.experiments() <= names:
             continue
         by_seed = claim_by_seed(claim, results)
         verdict = "yes" if by_seed and all(by_seed.values()) else "NO"
         seeds = ", ".join(f"{s}:{'✓' if ok else '✗'}" for s, ok in sorted(by_seed.items())) or "no runs"
-        claim_rows.append([claim.text, seeds, verdict])
-    if claim_rows:
-        out.append(Table("claims (direction on every seed)", ["claim", "per seed", "holds on every seed"], claim_rows))
+        interval, beyond = _claim_interval(claim, results)
+        rows.append([Cell(claim.text), Cell(seeds), Cell(verdict), Cell(interval), Cell(beyond)])
+    if not rows:
+        return None
+    note = ("Paired: for 'A below B' the interval is of B − A per seed on the same validation questions (in "
+            "points); for a threshold, of the value itself. **beyond noise**: the whole interval is on the "
+            "claimed side.")  # fmt: skip
+    header = ["claim", "per seed", "holds on every seed", "95% interval", "beyond noise"]
+    return Table("claims", header, rows, note)
+
+
+def _claim_interval(claim: Claim, results: Results) -> tuple[str, str]:
+    if claim.value is not None:
+        vals = results.get(claim.value)
+        n = _n_for(results, claim.value.experiment, claim.value.metric)
+        if accuracies.parse(claim.value.metric) is None:
+            values = list(vals.values())
+            iv = Interval(statistics.fmean(values), min(values), max(values), len(values)) if values else NAN
+            text = _plain(values)
+        else:
+            iv = accuracy_interval(list(vals.values()), n)
+            text = iv.percent()
+        lo = -math.inf if claim.at_least is None else claim.at_least
+        hi = math.inf if claim.at_most is None else claim.at_most
+        return text, "yes" if lo <= iv.lo and iv.hi <= hi else "no"
+    higher, lower = results.get(claim.higher), results.get(claim.lower)
+    n_h = _n_for(results, claim.higher.experiment, claim.higher.metric)
+    n_l = _n_for(results, claim.lower.experiment, claim.lower.metric)
+    iv = difference_interval(higher, lower, n_h, n_l)
+    return _signed(iv), "yes" if iv.lo > 0 else "no"
+
+
+def baselines_of(grid: Grid, boards: list[Board]) -> dict[str, list[Board]]:
+    """For each group: the boards of experiments from earlier groups that its claims compare against (the
+    default run beside the break cells; never the other way round)."""
+    order = list(dict.fromkeys(group_of(b.experiment.name) for b in boards))
+    out: dict[str, list[Board]] = {}
+    for group in order:
+        others: list[str] = []
+        for claim in grid.claims:
+            names = claim.experiments()
+            if any(group_of(n) == group for n in names):
+                earlier = [n for n in sorted(names) if group_of(n) in order[: order.index(group)]]
+                others += [n for n in earlier if n not in others]
+        out[group] = [b for b in boards if b.experiment.name in others]
     return out
 
 
-def _groups(experiments: list[Experiment]) -> dict[str, list[Experiment]]:
-    """Experiments pictured together, by their name less its last part: 'objectives/pretrain/mlm' ->
-    'objectives/pretrain'."""
-    groups: dict[str, list[Experiment]] = defaultdict(list)
-    for e in experiments:
-        groups[e.name.rsplit("/", 1)[0]].append(e)
-    return groups
+def sibling_dashboards(out: Path) -> dict[str, str]:
+    """Other grids' dashboards near `out` (in its sub-folders, its parent, and the parent's sub-folders):
+    page title -> path relative to `out`."""
+    out = Path(out).resolve()
+    found = {*out.glob("*/dashboard.html"), out.parent / "dashboard.html", *out.parent.glob("*/dashboard.html")}
+    links = {}
+    for page in sorted(p for p in found if p.is_file() and p.parent != out):
+        title = re.search(r"<title>(.*?)</title>", page.read_text(errors="replace"))
+        links[html.unescape(title[1]) if title else str(page.parent.name)] = os.path.relpath(page, out)
+    return links
 
 
-def _colors(n: int) -> tuple:
-    """Distinct colours for n experiments (matplotlib's 10-colour cycle would repeat past 10)."""
-    return plt.get_cmap("tab20" if n > 10 else "tab10").colors
-
-
-def _file_stem(group: str) -> str:
-    return group.replace("/", "_")
-
-
-def bar_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
-    """One PNG per experiment group (the name before '/'): bars per metric, one colour per experiment,
-    mean with 95% CI error bars and each seed as a dot."""
-    figures = {}
-    for group, members in _groups(experiments).items():
-        metrics = [m for m in dict.fromkeys(m for e in members for m in e.metrics) if _is_rate(m)]
-        if not metrics:
-            continue
-        n_bars = len(metrics) * len(members)
-        fig, ax = plt.subplots(figsize=(min(16, max(6, 2 + 0.3 * n_bars)), 4))
-        colors = _colors(len(members))
-        width = 0.8 / len(members)
-        for i, e in enumerate(members):
-            xs, means, halves = [], [], []
-            for j, m in enumerate(metrics):
-                seeds = results.values.get((e.name, m), {})
-                mean, half = ci95(list(seeds.values()))
-                x = j + (i - (len(members) - 1) / 2) * width
-                xs.append(x)
-                means.append(mean)
-                halves.append(0 if math.isnan(half) else half)
-                ax.scatter([x] * len(seeds), list(seeds.values()), s=8, color="black", zorder=3)
-            ax.bar(xs, means, width, yerr=halves, capsize=3, color=colors[i], label=e.name.rsplit("/", 1)[-1])
-        ax.set_xticks(range(len(metrics)), [m.replace("val/", "") for m in metrics], rotation=30, ha="right")
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("accuracy")
-        ax.set_title(f"{group}: mean over seeds, 95% CI, dots = seeds")
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, never over them
-        fig.tight_layout()
-        figures[f"{_file_stem(group)}_metrics.png"] = _png(fig)
-    return figures
-
-
-def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, bytes]:
-    """Per group: training loss and validation accuracy over steps, one line per experiment and seed."""
-    figures = {}
-    for group, members in _groups(experiments).items():
-        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-        for i, e in enumerate(members):
-            color = _colors(len(members))[i]
-            for k, summary in enumerate(s for r, s in results.summaries if r.experiment.name == e.name):
-                for ax, metric in zip(axes, ("train/loss", "val/acc")):
-                    if history := metric_history(summary["log_dir"], metric):
-                        steps, values = zip(*history)
-                        label = e.name.rsplit("/", 1)[-1] if k == 0 else None
-                        ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
-        for ax, metric in zip(axes, ("train/loss", "val/acc")):
-            ax.set_xlabel("step")
-            ax.set_title(f"{group}: {metric} (one line per seed)")
-            ax.grid(alpha=0.3)
-        axes[1].legend(fontsize=8)
-        fig.tight_layout()
-        figures[f"{_file_stem(group)}_curves.png"] = _png(fig)
-    return figures
-
-
-def _png(fig) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+def grid_title(grid: Grid) -> str:
+    """'minibert ablation: default grid' for configs/ablations/default.yaml."""
+    stem = Path(grid.path).stem if grid.path else ""
+    return f"minibert ablation: {stem}{'' if stem.endswith('grid') else ' grid'}" if stem else "minibert ablation"
 
 
 def write_report(
-    out: Path, grid: Grid, experiments: list[Experiment], runs: list[Run], header: list[str]
+    out: Path,
+    grid: Grid,
+    experiments: list[Experiment],
+    runs: list[Run],
+    header: list[str],
+    links: dict[str, str] | None = None,
 ) -> list[Path]:
-    """Write csv, md, png and html into `out`; returns the paths written."""
+    """Write csv, md, png and html into `out`; returns the paths written. `links`: other pages, title ->
+    href relative to `out` (default: `sibling_dashboards(out)`)."""
+    out = Path(out)
     results = Results.collect(runs)
+    links = sibling_dashboards(out) if links is None else links
     written = []
 
     buffer = io.StringIO()
@@ -261,37 +339,73 @@ def write_report(
     write_atomic(out / "ablation.csv", buffer.getvalue())
     written.append(out / "ablation.csv")
 
-    parts = tables(grid, experiments, results)
-    figures = {**bar_figures(experiments, results), **curve_figures(experiments, results)}
-    for name, data in figures.items():
-        write_atomic(out / name, data)
-        written.append(out / name)
+    boards = results.boards(experiments)
+    seeds = sorted({r.seed for r, _ in results.summaries})
+    seeds_text = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+    figures: list[Figure] = bar_figures(boards, baselines_of(grid, boards), seeds_text) + curve_figures(boards, results)
+    for f in figures:
+        write_atomic(out / f.name, f.png)
+        written.append(out / f.name)
 
-    source = f"\nWrite-up figures: {grid.reference_source}\n" if grid.reference_source else ""
-    md = ["# Ablation results", "", *[f"- {h}" for h in header], source]
-    md += [t.markdown() for t in parts]
-    md += [f"![{name}]({name})" for name in figures]
+    tables = accuracy_tables(boards)
+    tables += [t for t in (writeup_table(experiments, results), claims_table(grid, experiments, results)) if t]
+    tables += other_tables(experiments, results)
+    title = grid_title(grid)
+    source = f"Write-up figures: {grid.reference_source}" if grid.reference_source else ""
+
+    md = [f"# {title}", "", *[f"- {h}" for h in header], ""]
+    if links:
+        md += ["Other grids: " + ", ".join(f"[{t}]({h.replace('dashboard.html', 'ablation.md')})"
+                                           for t, h in links.items()), ""]  # fmt: skip
+    md += [x for x in (source, INTERVALS) if x] + [""]
+    md += [t.markdown() for t in tables]
+    md += [f"![{f.name}]({f.name})\n\n{f.caption}\n" for f in figures]
     write_atomic(out / "ablation.md", "\n".join(md) + "\n")
     written.append(out / "ablation.md")
 
+    write_atomic(out / "dashboard.html", dashboard(title, header, links, source, tables, figures))
+    written.append(out / "dashboard.html")
+    return written
+
+
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:0.5em 0 0.3em;font-size:0.9em}td,th{border:1px solid #ccc;"
+    "padding:3px 7px;text-align:left}th{background:#f3f3f3}td:first-child{white-space:nowrap}"
+    "img{max-width:100%}figure{margin:1.5em 0}figcaption{color:#444;font-size:0.9em}"
+    "nav{background:#f6f6f6;padding:0.5em 1em;border-radius:4px}.note{color:#555;font-size:0.85em;margin:0 0 1.4em}"
+    "code{background:#f1f1f1;padding:0 3px;border-radius:3px}"
+)
+
+
+def dashboard(
+    title: str, header: list[str], links: dict[str, str], source: str, tables: list[Table], figures: list[Figure]
+) -> str:
+    """One self-contained page: no script, no request beyond the file itself (images are inlined)."""
+    nav = ""
+    if links:
+        items = " · ".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for t, h in links.items())
+        nav = f"<nav>Other grids: {items}</nav>"
     images = "".join(
-        f'<figure><img alt="{name}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
-        f"<figcaption>{name}</figcaption></figure>"
-        for name, data in figures.items()
+        f'<figure id="{html.escape(f.name)}" data-metrics="{html.escape(_pairs(f.drawn))}" '
+        f'data-ceilings="{html.escape(_pairs(f.ceilings))}">'
+        f'<img alt="{html.escape(f.name)}" src="data:image/png;base64,{base64.b64encode(f.png).decode()}">'
+        f"<figcaption><b>{html.escape(f.name)}</b>: {html.escape(f.caption)}</figcaption></figure>"
+        for f in figures
     )
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>minibert ablation</title><style>"
-        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-        "table{border-collapse:collapse;margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:3px 8px}"
-        "th{background:#f3f3f3}img{max-width:100%}figure{margin:1em 0}</style></head><body>"
-        "<h1>minibert ablation</h1><ul>"
-        + "".join(f"<li>{html.escape(h)}</li>" for h in header)
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{nav}<ul>"
+        + "".join(f"<li>{inline_markdown(h)}</li>" for h in header)
         + "</ul>"
-        + (f"<p>Write-up figures: {html.escape(grid.reference_source)}</p>" if grid.reference_source else "")
-        + "".join(t.html() for t in parts)
+        + (f"<p>{inline_markdown(source)}</p>" if source else "")
+        + f"<p>{inline_markdown(INTERVALS)}</p><h2>Tables</h2>"
+        + "".join(t.html() for t in tables)
+        + "<h2>Figures</h2>"
         + images
         + "</body></html>"
     )
-    write_atomic(out / "dashboard.html", page)
-    written.append(out / "dashboard.html")
-    return written
+
+
+def _pairs(pairs: set[tuple[str, str]]) -> str:
+    return ";".join(f"{e}|{m}" for e, m in sorted(pairs))

@@ -77,11 +77,14 @@ def cli_args(run: Run) -> list[str]:
     return args
 
 
-def wandb_config(run: Run) -> dict:
-    """A config layer that logs to CSV (the report's learning curves read it) and to wandb, grouped by
-    experiment, with the job type and the varied settings as tags."""
+def wandb_config(run: Run, grid: str = "") -> dict:
+    """A config layer that logs to CSV (the report's learning curves read it) and to wandb: grouped by
+    experiment, tagged by grid (`grid=default`), job type and the varied settings. The first logger is the
+    CSVLogger, so the run's summary.json, config.yaml and checkpoints stay in its own version folder."""
     e = run.experiment
     tags = [e.job_type, *(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in e.overrides.items())]
+    if grid:
+        tags.insert(0, f"grid={grid}")
     return {
         "trainer": {
             "logger": [
@@ -123,7 +126,7 @@ def _output_to(path: Path) -> Iterator[None]:
             os.close(saved[1])
 
 
-def execute(run: Run, root: str, logger: str) -> dict:
+def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
     """Worker body: train one run with stdout/stderr in `<run_dir>/run.log`; returns its summary."""
     import torch  # imported in the worker: each worker is single-threaded so that runs share cores fairly
 
@@ -136,7 +139,7 @@ def execute(run: Run, root: str, logger: str) -> dict:
         configs = [Path(root) / c for c in run.experiment.configs]
         if logger == "wandb":
             configs.append(run.run_dir / "wandb_logger.yaml")
-            write_atomic(configs[-1], yaml.safe_dump(wandb_config(run)))
+            write_atomic(configs[-1], yaml.safe_dump(wandb_config(run, grid)))
         summary = fit(configs, cli_args(run), root_dir=run.run_dir)
         if logger == "wandb":
             import wandb
@@ -169,6 +172,7 @@ def run_all(
     logger: str = "csv",
     force: bool = False,
     on_progress: Callable[[Run, str], None] = lambda run, status: None,
+    grid: str = "",
 ) -> Outcome:
     """Execute every run not done yet (all with `force`), `workers` at a time, upstream before downstream.
 
@@ -195,7 +199,7 @@ def run_all(
                     on_progress(r, "failed")
                 elif up is None or up.key in finished_keys:
                     todo.remove(r)
-                    running[pool.submit(execute, r, str(root), logger)] = r
+                    running[pool.submit(execute, r, str(root), logger, grid)] = r
             if not running:
                 continue
             done, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -1,0 +1,162 @@
+"""95% intervals for accuracies over a few seeds that cover both sources of error and stay inside [0, 1].
+
+An accuracy measured over seeds s = 1..S on one validation set of n graded questions has two errors:
+the training seed (estimated by the seeds' variance s^2, on S - 1 degrees of freedom) and the sampling of
+the validation questions (binomial, p(1 - p) / n, the same draw for every seed since the set is fixed, so
+it does not shrink with more seeds). Their sum is the variance of the mean:
+
+    V = s^2 / S + p(1 - p) / n
+
+The interval is Wilson's score interval at the effective sample size n_eff = p(1 - p) / V, with the
+Student t quantile at the Welch-Satterthwaite degrees of freedom in place of 1.96: it is close to
+mean +/- t * sqrt(V) in the middle and never leaves [0, 1] at the edges (at p = 1 it is [1 - t^2/(n + t^2), 1]).
+
+A paired difference (A - B on the same seeds and the same validation set, or a gap to the oracle ceiling)
+uses the per-seed differences for the seed term and p_A(1 - p_A)/n_A + p_B(1 - p_B)/n_B for the sampling term
+(exact for disjoint question sets; for the same questions it assumes the two models' errors are not
+negatively correlated, so it errs on the wide side), clipped to [-1, 1].
+
+Example:
+    >>> iv = accuracy_interval([0.9, 0.91, 0.89], n=2000)
+    >>> round(iv.mean, 3), 0 <= iv.lo < iv.mean < iv.hi <= 1
+    (0.9, True)
+    >>> accuracy_interval([1.0, 1.0, 1.0], n=100).hi
+    1.0
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# two-sided 95% Student t quantiles; other degrees of freedom interpolate linearly in 1/df
+_T95 = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+    12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000, 120: 1.980,
+}  # fmt: skip
+_Z95 = 1.959964
+
+
+def t95(df: float) -> float:
+    """The 0.975 quantile of Student's t with `df` (>= 1, may be fractional or inf) degrees of freedom.
+
+    >>> t95(2), t95(math.inf), round(t95(45), 3)
+    (4.303, 1.959964, 2.014)
+    """
+    if df < 1:
+        raise ValueError(f"df={df!r} is not allowed: degrees of freedom must be >= 1")
+    if math.isinf(df) or df > 1e9:
+        return _Z95
+    if df in _T95:
+        return _T95[df]
+    points = sorted(_T95.items()) + [(math.inf, _Z95)]
+    for (d0, t0), (d1, t1) in zip(points, points[1:]):
+        if d0 <= df <= d1:
+            w = (1 / d0 - 1 / df) / (1 / d0 - (0 if math.isinf(d1) else 1 / d1))
+            return t0 + w * (t1 - t0)
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its 95% interval [lo, hi]; `seeds` values went in; `df` of its quantile."""
+
+    mean: float
+    lo: float
+    hi: float
+    seeds: int
+    df: float = math.inf
+
+    @property
+    def contains_zero(self) -> bool:
+        return self.lo <= 0 <= self.hi
+
+    def percent(self, digits: int = 1) -> str:
+        """'90.0 (89.1–90.8)': percent points, the interval in brackets; 'n/a' without values."""
+        if math.isnan(self.mean):
+            return "n/a"
+        if self.lo == self.hi == self.mean:
+            return f"{100 * self.mean:.{digits}f}"
+        return f"{100 * self.mean:.{digits}f} ({100 * self.lo:.{digits}f}–{100 * self.hi:.{digits}f})"
+
+
+NAN = Interval(math.nan, math.nan, math.nan, 0)
+
+
+def _clean(values: Sequence[float | None]) -> list[float]:
+    return [float(v) for v in values if v is not None and not math.isnan(v)]
+
+
+def _seed_term(values: list[float]) -> tuple[float, float]:
+    """(s^2 / S, its degrees of freedom S - 1); (0, inf) for one value (no seed spread can be estimated)."""
+    if len(values) < 2:
+        return 0.0, math.inf
+    var = statistics.variance(values)
+    return (var if var > 1e-15 else 0.0) / len(values), len(values) - 1  # float noise of equal values is 0
+
+
+def _quantile(seed_var: float, seed_df: float, total: float) -> tuple[float, float]:
+    """(t quantile, Welch-Satterthwaite df) for a variance `total` whose seed part has `seed_df` df."""
+    if seed_var <= 0 or total <= 0:
+        return _Z95, math.inf
+    df = total**2 / (seed_var**2 / seed_df)
+    return t95(max(df, 1.0)), df
+
+
+def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interval:
+    """Mean over seeds of a proportion graded on `n` validation questions, with its bounded 95% interval
+    (seed spread plus validation sampling; see the module docstring). `n=None`: seed spread only."""
+    values = _clean(values)
+    if not values:
+        return NAN
+    p = statistics.fmean(values)
+    seed_var, seed_df = _seed_term(values)
+    sampling = p * (1 - p) / n if n else 0.0
+    total = seed_var + sampling
+    t, df = _quantile(seed_var, seed_df, total)
+    if p * (1 - p) > 0 and total > 0:
+        n_eff = p * (1 - p) / total
+    elif n:
+        n_eff = float(n)  # p is 0 or 1 on every seed: the binomial bound alone
+    else:
+        return Interval(p, p, p, len(values), df)
+    denom = 1 + t * t / n_eff
+    centre = (p + t * t / (2 * n_eff)) / denom
+    half = t / denom * math.sqrt(p * (1 - p) / n_eff + t * t / (4 * n_eff * n_eff))
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), len(values), df)
+
+
+def difference_interval(a: dict[int, float], b: dict[int, float], n_a: float | None, n_b: float | None) -> Interval:
+    """Paired A - B over the seeds both have (seed term from per-seed differences, sampling term from both
+    proportions), clipped to [-1, 1]."""
+    seeds = sorted(s for s in set(a) & set(b) if not (math.isnan(a[s]) or math.isnan(b[s])))
+    if not seeds:
+        return NAN
+    diffs = [a[s] - b[s] for s in seeds]
+    d = statistics.fmean(diffs)
+    pa, pb = statistics.fmean(a[s] for s in seeds), statistics.fmean(b[s] for s in seeds)
+    seed_var, seed_df = _seed_term(diffs)
+    sampling = (pa * (1 - pa) / n_a if n_a else 0.0) + (pb * (1 - pb) / n_b if n_b else 0.0)
+    total = seed_var + sampling
+    t, df = _quantile(seed_var, seed_df, total)
+    half = t * math.sqrt(total)
+    return Interval(d, max(-1.0, d - half), min(1.0, d + half), len(seeds), df)
+
+
+def reference_difference(values: Sequence[float | None], n: float | None, reference: float) -> Interval:
+    """Our mean minus a single reference run (another run, on its own validation set of about the same
+    size): the reference carries one seed's spread and its own sampling error as well as ours."""
+    values = _clean(values)
+    if not values:
+        return NAN
+    p = statistics.fmean(values)
+    seed_var, seed_df = _seed_term(values)
+    seed_var *= 1 + len(values)  # s^2/S for our mean plus s^2 for the one reference run
+    sampling = (p * (1 - p) + reference * (1 - reference)) / n if n else 0.0
+    total = seed_var + sampling
+    t, df = _quantile(seed_var, seed_df, total)
+    half = t * math.sqrt(total)
+    d = p - reference
+    return Interval(d, max(-1.0, d - half), min(1.0, d + half), len(values), df)

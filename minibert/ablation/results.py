@@ -1,0 +1,181 @@
+"""A grid's finished runs, read once and organised by what their numbers mean.
+
+`Results.values[(experiment, metric)] = {seed: value}` holds every numeric summary entry. On top of it,
+`boards()` groups each experiment's accuracies by head (`Board`: one prefix, one `Measure`, its
+categories with question counts, ceilings and gaps), which is what tables and figures draw.
+
+Example:
+    >>> results = Results.collect(runs)  # doctest: +SKIP
+    >>> [b.title for b in results.boards(experiments)]  # doctest: +SKIP
+    ['pretrain/bidirectional', 'pretrain/causal', ...]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from minibert.ablation import accuracies
+from minibert.ablation.accuracies import AccKey, Measure
+from minibert.ablation.grid import Experiment, MetricRef
+from minibert.ablation.intervals import Interval, accuracy_interval
+from minibert.ablation.runner import Run
+
+
+def _metrics(summary: dict) -> dict[str, float | None]:
+    """The numeric entries of a run's summary (None is a NaN that JSON could not hold)."""
+    return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
+
+
+def _find(tree, key: str):
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree[key]
+        tree = list(tree.values())
+    if isinstance(tree, list):
+        for item in tree:
+            if (found := _find(item, key)) is not None:
+                return found
+    return None
+
+
+def _run_setup(summary: dict) -> tuple[str, str]:
+    """(objective class name, language class name or '') from the config.yaml the run saved."""
+    path = Path(summary.get("log_dir", ""), "config.yaml")
+    if not path.is_file():
+        return "", ""
+    config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    names = []
+    for key in ("objective", "language"):
+        found = _find(config.get("model"), key)
+        path_ = found.get("class_path", "") if isinstance(found, dict) else ""
+        names.append(path_.rsplit(".", 1)[-1])
+    return names[0], names[1]
+
+
+@dataclass
+class Category:
+    """One accuracy of one head: values, ceilings and gaps by seed, question count (mean over seeds)."""
+
+    key: AccKey
+    values: dict[int, float]
+    ceiling: dict[int, float] = field(default_factory=dict)
+    gap: dict[int, float] = field(default_factory=dict)
+    n: float | None = None
+
+    @property
+    def metric(self) -> str:
+        return self.key.accuracy
+
+    @property
+    def name(self) -> str:
+        return self.key.category
+
+    def interval(self) -> Interval:
+        return accuracy_interval(list(self.values.values()), self.n)
+
+    def ceiling_mean(self) -> float | None:
+        return statistics.fmean(self.ceiling.values()) if self.ceiling else None
+
+
+@dataclass
+class Board:
+    """One experiment's accuracies from one head (prefix), all of one measure."""
+
+    experiment: Experiment
+    prefix: str
+    measure: Measure
+    categories: dict[str, Category]  # by category name, in display order ('' first)
+
+    @property
+    def title(self) -> str:
+        head = accuracies.head_label(self.prefix)
+        return f"{self.experiment.name} · {head}" if head else self.experiment.name
+
+    @property
+    def short(self) -> str:
+        head = accuracies.head_label(self.prefix)
+        name = self.experiment.name.rsplit("/", 1)[-1]
+        return f"{name} · {head}" if head else name
+
+
+@dataclass
+class Results:
+    """Metric values by (experiment, metric) -> {seed: value}, and the finished runs with their summaries."""
+
+    values: dict[tuple[str, str], dict[int, float]]
+    summaries: list[tuple[Run, dict]]
+    setups: dict[str, tuple[str, str]] = field(default_factory=dict)  # experiment -> (objective, language)
+
+    @classmethod
+    def collect(cls, runs: list[Run]) -> Results:
+        values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+        summaries = [(run, run.summary()) for run in runs if run.done]  # each summary.json read once
+        setups: dict[str, tuple[str, str]] = {}
+        for run, summary in summaries:
+            for metric, value in _metrics(summary).items():
+                values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
+            if run.experiment.name not in setups:
+                setups[run.experiment.name] = _run_setup(summary)
+        return cls(dict(values), summaries, setups)
+
+    def get(self, ref: MetricRef) -> dict[int, float]:
+        return self.values.get((ref.experiment, ref.metric), {})
+
+    def metrics_of(self, experiment: str) -> list[str]:
+        return [m for (e, m) in self.values if e == experiment]
+
+    def rows(self, out: Path) -> list[dict]:
+        """Tidy rows; `run_dir` is relative to `out`, so the table stays valid wherever `out` is moved."""
+        return [
+            {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v,
+             "run_dir": os.path.relpath(r.run_dir, out)}
+            for r, summary in self.summaries
+            for m, v in sorted(_metrics(summary).items())
+        ]  # fmt: skip
+
+    def n_of(self, experiment: str, key: AccKey) -> float | None:
+        counts = [v for v in self.values.get((experiment, key.key("n")), {}).values() if not math.isnan(v)]
+        return statistics.fmean(counts) if counts else None
+
+    def reported(self, e: Experiment) -> list[str]:
+        """The metrics of `e` the report shows: everything its runs logged, unless the grid narrows it
+        with `metrics:` (then those, with their counts, ceilings and gaps)."""
+        logged = self.metrics_of(e.name)
+        if not e.metrics:
+            return logged
+        keep = set(e.metrics)
+        return [m for m in logged if m in keep or ((k := accuracies.parse(m)) is not None and k.accuracy in keep)]
+
+    def boards(self, experiments: list[Experiment]) -> list[Board]:
+        """Every head of every experiment, in experiment order, each with its categories in display order."""
+        boards = []
+        for e in experiments:
+            by_prefix: dict[str, dict[str, Category]] = defaultdict(dict)
+            keys = [k for m in self.reported(e) if (k := accuracies.parse(m)) is not None]
+            for k in keys:
+                if k.role == "acc":
+                    by_prefix[k.prefix][k.category] = Category(k, self.values[(e.name, k.accuracy)])
+            for k in keys:
+                cat = by_prefix.get(k.prefix, {}).get(k.category)
+                if cat is not None and k.role in ("ceiling", "gap"):
+                    setattr(cat, k.role, self.values[(e.name, k.key(k.role))])
+            objective, language = self.setups.get(e.name, ("", ""))
+            for prefix in sorted(by_prefix):
+                cats = by_prefix[prefix]
+                for cat in cats.values():
+                    cat.n = self.n_of(e.name, cat.key)
+                measure = accuracies.measure_of(prefix, set(cats), objective, language)
+                ordered = {c: cats[c] for c in sorted(cats, key=accuracies.sort_key)}
+                boards.append(Board(e, prefix, measure, ordered))
+        return boards
+
+    def others(self, e: Experiment) -> list[str]:
+        """The reported metrics of `e` that are not about an accuracy (losses, parameter counts, time)."""
+        return [m for m in self.reported(e) if accuracies.parse(m) is None]

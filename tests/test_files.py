@@ -1,0 +1,26 @@
+"""Atomic writes give files the mode a plain `open()` would: 0666 less the process's umask."""
+
+import os
+import stat
+
+import pytest
+
+from minibert.files import current_umask, write_atomic, write_json
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077, 0o027])
+def test_written_files_respect_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        write_atomic(tmp_path / "a.txt", "x")
+        write_json(tmp_path / "b.json", {"v": 1.0})
+        with open(tmp_path / "plain.txt", "w") as f:  # the reference: what open() gives
+            f.write("x")
+    finally:
+        os.umask(old)
+    expected = 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode) == expected
+    for name in ("a.txt", "b.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name
+    assert (tmp_path / "a.txt").read_text() == "x"
