@@ -118,8 +118,8 @@ class MiniBertCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         bar = trainer.progress_bar_callback
         if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
-            # Lightning's default bar redraws the terminal twice every step, which costs more than a step of
-            # the default model; every BAR_REFRESH steps is still several times a second.
+            # Lightning's default bar redraws the terminal twice a step, a cost paid on every step (figures in
+            # results/bench.md); every BAR_REFRESH steps is still several times a second.
             trainer.callbacks[trainer.callbacks.index(bar)] = TQDMProgressBar(refresh_rate=BAR_REFRESH)
         return trainer
 

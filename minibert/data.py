@@ -62,8 +62,8 @@ class FixedSet(Dataset):
 
 class _FetchedInBatches(Dataset):
     """A FixedSet that a DataLoader fetches a batch at a time: one index per tensor instead of B examples
-    collated one by one (which costs more than validating them). Samplers, DDP's included, are unaffected:
-    they still see single indices. Use with `collate_fn=_FetchedInBatches.collate`."""
+    collated one by one. Samplers, DDP's included, are unaffected: they still see single indices. Use with
+    `collate_fn=_FetchedInBatches.collate`."""
 
     def __init__(self, examples: FixedSet) -> None:
         self.examples = examples

@@ -102,10 +102,4 @@ class FinetuneModule(EncoderModule):
             load_encoder_weights(self.encoder, checkpoint)
         if not mode.train_encoder:
             self.encoder.requires_grad_(False)
-            self.encoder.eval()
-
-    def train(self, mode: bool = True) -> FinetuneModule:
-        super().train(mode)
-        if not REGIMES[self.regime].train_encoder:
-            self.encoder.eval()  # a frozen encoder stays in eval mode whatever Lightning toggles
-        return self
+            self.encoder.eval()  # Lightning restores each submodule's mode after validation, so it stays so

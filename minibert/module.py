@@ -77,8 +77,8 @@ class EncoderModule(L.LightningModule):
 
     def _writes_step_logs(self) -> bool:
         """True on the steps whose logged values reach the logger (every `log_every_n_steps`) and on the last
-        step (for the run's summary). `self.log` costs about as much as a tenth of this model's step, and
-        values logged on other steps are overwritten unread, so logging only here writes the same files."""
+        step (for the run's summary). Values logged on other steps are overwritten unread, so logging only
+        here writes the same files without paying for `self.log` on every step."""
         trainer = self._trainer  # None when a test calls training_step directly (self.trainer would raise)
         if trainer is None:
             return True
@@ -108,7 +108,7 @@ class EncoderModule(L.LightningModule):
             [{"params": decay, "weight_decay": self.weight_decay}, {"params": rest, "weight_decay": 0.0}],
             lr=self.lr,
             betas=(0.9, 0.98),
-            fused=True,  # one kernel for all tensors: the for-loop default costs more than this model's backward
+            fused=True,  # one kernel for all tensors instead of a loop of small ones per parameter
         )
 
     def configure_optimizers(self):

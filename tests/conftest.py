@@ -8,7 +8,7 @@ import torch
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
 # One thread: the models are tiny, and on a shared 2-core machine a second torch thread mostly spins
-# (a 60-step run took ~95 s with two threads under load, ~4 s with one). Subprocesses inherit it.
+# (results/bench.md). Subprocesses inherit it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(1)
 

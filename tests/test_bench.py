@@ -1,8 +1,8 @@
 """The performance work keeps behaviour (the optimised encoder against a straightforward reference is
 tests/test_model.py::test_encoder_matches_the_reference_implementation): the plain loop of
 the benchmark against the project's architecture, fused AdamW against the for-loop one, batched validation
-fetches against per-example collation, sparse train/loss logging; and a small run of
-scripts/bench.py whose FLOP count matches the arithmetic."""
+fetches against per-example collation, sparse train/loss logging; and small runs of scripts/bench.py, whose
+FLOP count matches the arithmetic, and of scripts/bench_floor.py, whose replay is the step's work."""
 
 from __future__ import annotations
 
@@ -25,12 +25,22 @@ def bench(scripts):
     return scripts("bench")
 
 
-def test_the_plain_loop_is_the_project_architecture(bench):
+@pytest.fixture(scope="module")
+def floor(scripts):
+    return scripts("bench_floor")
+
+
+@pytest.fixture(scope="module")
+def steps(scripts):
+    return scripts("bench_steps")
+
+
+def test_the_plain_loop_is_the_project_architecture(steps):
     """Same weights in the benchmark's nn.MultiheadAttention model give the project's logits: the head-to-head
     compares implementations, not models."""
     torch.manual_seed(0)
     module = EncoderModule(MaskedLM())
-    plain = bench.PlainBert(width=32, heads=2, layers=2, max_len=17)
+    plain = steps.PlainBert(width=32, heads=2, layers=2, max_len=17)
     with torch.no_grad():
         plain.tok.weight.copy_(module.encoder.tok.weight)
         plain.pos.weight.copy_(module.encoder.pos.weight)
@@ -101,13 +111,12 @@ def _plain_forward_flops(batch: int, pairs: int, width: int, layers: int = 2, vo
     return layers * per_layer + 2 * tokens * width * vocab
 
 
-def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
+def test_bench_runs_small_and_its_figures_add_up(bench, steps, tmp_path):
     out = tmp_path / "bench.md"
-    out.write_text(f"old tables\n{bench.NOTES}\nhand-written notes\n")
+    out.write_text(f"old tables\n{steps.NOTES}\nhand-written notes\n")
     result = bench.main(
         ["--repeats", "2", "--steps", "3", "--warmup", "1", "--batch-size", "8", "--scaling-pairs", "2", "4",
-         "--scaling-widths", "64", "--scaling-steps", "1", "--data-seconds", "0.05", "--no-compile-probe",
-         "--out", str(out)]
+         "--scaling-widths", "64", "--scaling-steps", "1", "--data-seconds", "0.05", "--out", str(out)]
     )  # fmt: skip
     text = out.read_text()
     assert "old tables" not in text and text.endswith("hand-written notes\n")
@@ -123,23 +132,35 @@ def test_bench_runs_small_and_its_figures_add_up(bench, tmp_path):
     assert rows[(4, 32)]["flops_plain"] == 3 * _plain_forward_flops(8, 4, 32)
     assert rows[(8, 64)]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
     assert all(r > 0 for r in result["data"]) and result["rate"] > 0
-    floor = result["floor"]
-    assert 0 < floor["matrix"] < floor["all"] and "## Floor: the step's kernels alone" in text
-    assert sum(calls for calls, _ in floor["per_kernel"].values()) == floor["kernels"]
 
 
-def test_the_floor_replays_the_kernels_of_a_training_step(bench):
+def test_bench_floor_runs_small_and_its_figures_add_up(floor, steps, tmp_path):
+    out = tmp_path / "bench_floor.md"
+    out.write_text(f"old tables\n{steps.NOTES}\nhand-written notes\n")
+    result = floor.main(
+        ["--repeats", "1", "--steps", "2", "--replays", "3", "--batch-size", "8", "--no-compile-probe",
+         "--out", str(out)]
+    )  # fmt: skip
+    text = out.read_text()
+    assert "old tables" not in text and text.endswith("hand-written notes\n") and "--batch-size 8" in text
+    assert result["steps"]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 32)
+    kernels = result["floor"]
+    assert 0 < kernels["matrix"] < kernels["all"] and "# Floor: the step's kernels alone" in text
+    assert sum(calls for calls, _ in kernels["per_kernel"].values()) == kernels["kernels"]
+
+
+def test_the_floor_replays_the_kernels_of_a_training_step(floor, steps):
     """Every FLOP of the step is replayed. Its matrix kernels: one forward GEMM per linear (8 in the encoder,
     1 head), two backward GEMMs each (input and weight gradients), one attention kernel forward and one
     backward per layer; the optimizer's fused AdamW is among the other kernels."""
     torch.manual_seed(0)
-    step = bench.ProjectModelStep(bench.Size(batch=8), torch.device("cpu"), bf16=False)
+    step = steps.ProjectModelStep(steps.Size(batch=8), torch.device("cpu"), bf16=False)
     batch_state = step.rng.bit_generator.state  # the same batch (and picked count) for both counts below
-    with bench.StepKernels() as kernels:
+    with floor.StepKernels() as kernels:
         step.step()
     names = [func.overloadpacket.__name__ for func, _, _ in kernels.calls]
     matrix = [
-        name for (func, _, _), name in zip(kernels.calls, names, strict=True) if bench.StepKernels.is_matrix(func)
+        name for (func, _, _), name in zip(kernels.calls, names, strict=True) if floor.StepKernels.is_matrix(func)
     ]
     attention = [n for n in matrix if "attention" in n]
     assert (matrix.count("addmm"), matrix.count("mm"), len(attention)) == (9, 18, 4) and len(matrix) == 31
@@ -158,17 +179,14 @@ def test_the_floor_replays_the_kernels_of_a_training_step(bench):
 
 
 @pytest.mark.slow
-def test_the_compile_probe_times_an_encoder_that_computes_what_the_eager_one_does(bench, tmp_path):
-    out = tmp_path / "bench.md"
-    result = bench.main(
-        ["--repeats", "1", "--steps", "2", "--warmup", "1", "--batch-size", "8", "--scaling-pairs", "2",
-         "--scaling-widths", "--scaling-steps", "1", "--data-seconds", "0.05", "--out", str(out)]
-    )  # fmt: skip
+def test_the_compile_probe_times_an_encoder_that_computes_what_the_eager_one_does(floor, steps, tmp_path):
+    out = tmp_path / "bench_floor.md"
+    result = floor.main(["--repeats", "1", "--steps", "2", "--replays", "3", "--batch-size", "8", "--out", str(out)])
     compiled = result["compiled"]
     assert compiled["compile"] > compiled["compiled"] > 0 and compiled["eager"] > 0  # the first step compiled
     assert "encoder under torch.compile" in out.read_text()
     torch.manual_seed(0)
-    encoder = bench.ProjectModelStep(bench.Size(batch=8), torch.device("cpu"), bf16=False).module.encoder
+    encoder = steps.ProjectModelStep(steps.Size(batch=8), torch.device("cpu"), bf16=False).module.encoder
     ids = torch.randint(0, 18, (8, 17))
     eager = encoder(ids)
     encoder.compile()
@@ -179,15 +197,16 @@ def test_bench_bf16_option_runs_unchanged_on_cpu(bench, tmp_path):
     result = bench.main(
         ["--precision", "bf16-mixed", "--repeats", "1", "--steps", "2", "--warmup", "1", "--batch-size", "8",
          "--width", "64", "--scaling-pairs", "2", "--scaling-widths", "--scaling-steps", "1",
-         "--data-seconds", "0.05", "--no-compile-probe", "--out", str(tmp_path / "bench.md")]
+         "--data-seconds", "0.05", "--out", str(tmp_path / "bench.md")]
     )  # fmt: skip
     assert result["h2h"]["flops_plain"] == 3 * _plain_forward_flops(8, 8, 64)
     assert "precision bf16-mixed" in (tmp_path / "bench.md").read_text()
 
 
-def test_bench_refuses_a_gpu_it_cannot_see(bench, capsys):
+@pytest.mark.parametrize("script", ["bench", "bench_floor"])
+def test_bench_refuses_a_gpu_it_cannot_see(script, scripts, capsys):
     if torch.cuda.is_available():
         pytest.skip("a GPU is visible here")
     with pytest.raises(SystemExit):
-        bench.main(["--accelerator", "gpu"])
+        scripts(script).main(["--accelerator", "gpu"])
     assert "--accelerator gpu" in capsys.readouterr().err

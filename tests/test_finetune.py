@@ -9,7 +9,7 @@ import torch
 
 from minibert.data import StreamDataModule
 from minibert.finetune import FinetuneModule
-from minibert.model import count_parameters
+from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
 from minibert.run import last_checkpoint
 
@@ -65,6 +65,16 @@ def test_frozen_encoder_is_bit_identical_and_stays_in_eval_mode(checkpoint):
     assert not module.encoder.training
 
 
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_the_encoder_computes_the_same_in_train_and_eval_mode(norm):
+    """No dropout or batch norm: a frozen encoder's eval mode is BERT's habit, and no result depends on it."""
+    torch.manual_seed(0)
+    encoder = Encoder(EncoderConfig(vocab_size=18, max_len=17, norm=norm))
+    ids = torch.randint(0, 18, (8, 17))
+    trained, evaluated = encoder.train()(ids), encoder.eval()(ids)
+    assert torch.equal(trained, evaluated)
+
+
 def test_full_regime_changes_the_encoder(checkpoint):
     module = FinetuneModule(regime="full", encoder_ckpt=str(checkpoint))
     before = checksum(module.encoder)
@@ -113,8 +123,6 @@ def test_checkpoint_errors_are_clear(checkpoint, tmp_path):
 
 
 def test_checkpoint_of_another_shape_is_refused(checkpoint):
-    from minibert.model import EncoderConfig
-
     with pytest.raises(ValueError, match="differs from the checkpoint"):
         FinetuneModule(regime="full", encoder_ckpt=str(checkpoint), encoder=EncoderConfig(width=64))
 

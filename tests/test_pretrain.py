@@ -1,7 +1,6 @@
 """MLM pre-training: the loss is cross-entropy on picked positions only, training lowers it, an empty
 batch is harmless, and (slow) the default config reaches the write-up's figures."""
 
-import csv
 import math
 import statistics
 
@@ -10,6 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from minibert.ablation.grid import load_grid
+from minibert.ablation.report import Results, tables
 from minibert.logs import metric_history
 from minibert.masking import IGNORE, MaskingRecipe
 from minibert.module import EncoderModule
@@ -102,18 +103,16 @@ def test_default_pretraining_reaches_the_acceptance_figures(variant, default_gri
         assert low <= mean <= high, f"{variant} {key}: mean {mean:.4f} over seeds 0-2 is outside [{low}, {high}]"
 
 
-def test_pretrain_table_reports_the_runs_next_to_the_write_up(scripts, root, tmp_path, monkeypatch):
-    table = scripts("pretrain_table")
-    monkeypatch.chdir(root)  # the script names configs relative to the repository root
-    out = tmp_path / "pretrain.md"
-    table.main(["--seeds", "0", "--override=--trainer.max_steps=2", f"--out={out}", f"--root-dir={tmp_path}/runs"])
-    text = out.read_text()
-    rows = list(csv.DictReader(out.with_suffix(".csv").open()))
-    assert {(r["variant"], r["seed"]) for r in rows} == {("bidirectional", "0"), ("causal", "0")}
-    acc = {r["variant"]: float(r["value"]) for r in rows if r["metric"] == "val/acc"}
-    line = next(line for line in text.splitlines() if line.startswith("| all masked tokens |"))
-    # write-up figure, ours, target, for each variant
-    assert line.split(" | ")[1:3] == ["89.4%", f"{100 * acc['bidirectional']:.1f}%"]
-    assert line.split(" | ")[4:6] == ["55.5%", f"{100 * acc['causal']:.1f}%"]
-    assert "python scripts/pretrain_table.py --seeds 0 --override=--trainer.max_steps=2" in text
-    assert "train loss at step 1 | 3.083 |" in text and "train loss at step 2 | about 0.4 |" in text
+def test_the_default_grid_reports_the_pretraining_table_next_to_the_write_up(root):
+    """The default grid's pretrain/* cells give the write-up's table: accuracy by category and the final
+    losses, each beside the write-up's figure where it has one."""
+    grid = load_grid(root / "configs/ablations/default.yaml", root=root)
+    experiments = [e for e in grid.experiments if e.name.startswith("pretrain/")]
+    assert [e.name for e in experiments] == ["pretrain/bidirectional", "pretrain/causal"]
+    values = {(e.name, m): {0: 0.5} for e in experiments for m in e.metrics}
+    table = tables(grid, experiments, Results(values, []))[0]
+    rows = {(name, metric): (measured, write_up) for name, metric, measured, write_up, _ in table.rows}
+    assert rows[("pretrain/bidirectional", "val/acc")] == ("50.0%", "89.4%")
+    assert rows[("pretrain/causal", "val/acc")] == ("50.0%", "55.5%")
+    assert rows[("pretrain/bidirectional", "train/loss")] == ("0.5", "0.4")
+    assert rows[("pretrain/causal", "val/loss")] == ("0.5", "")
