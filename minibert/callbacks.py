@@ -14,6 +14,7 @@ from lightning.pytorch.cli import SaveConfigCallback
 
 from minibert.files import write_json
 from minibert.loggers import run_log_dir
+from minibert.nested import find
 
 
 class RunSummary(L.Callback):
@@ -48,19 +49,6 @@ class RunSummary(L.Callback):
             write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
 
 
-def _find(tree: Any, key: str) -> Any:
-    """The first value stored under `key` anywhere in nested dicts and lists (depth first), or None."""
-    if isinstance(tree, dict):
-        if key in tree:
-            return tree[key]
-        tree = list(tree.values())
-    if isinstance(tree, list):
-        for item in tree:
-            if (found := _find(item, key)) is not None:
-                return found
-    return None
-
-
 def _short(class_path: Any) -> Any:
     return class_path.rsplit(".", 1)[-1] if isinstance(class_path, str) else class_path
 
@@ -78,15 +66,15 @@ def hyperparameters(config: dict) -> dict:
     config = json.loads(json.dumps(config, default=str))  # plain JSON types (paths become strings)
     config.pop("config", None)  # the -c file paths: not a setting
     model = config.get("model") or {}
-    objective = _find(model, "objective")
-    language = _find(objective, "language") if objective is not None else _find(model, "language")
+    objective = find(model, "objective")
+    language = find(objective, "language") if objective is not None else find(model, "language")
     filters = {
         "objective": _short(objective.get("class_path")) if isinstance(objective, dict) else objective,
         "language": _short(language.get("class_path")) if isinstance(language, dict) else language,
-        "masking": _find(objective, "masking"),
-        "lr": _find(model, "lr"),
+        "masking": find(objective, "masking"),
+        "lr": find(model, "lr"),
         "seed": config.get("seed_everything"),
-        "regime": _find(model, "regime"),
+        "regime": find(model, "regime"),
     }
     return {**config, **{k: v for k, v in filters.items() if v is not None}}
 

@@ -107,14 +107,7 @@ def distance_figure(gaps: dict[str, dict[str, list[float]]], path: Path) -> None
         ax.errorbar([j + offset for j in x], [100 * m for m in means], yerr=[100 * h for h in halves],
                     marker="o", capsize=3, label=label)  # fmt: skip
     ax.set_xticks(list(x), ["1", "2-3", "4-7", "8+"])
-    ax.set_xlabel("distance to the partner bracket (tokens)")
-    ax.set_ylabel("gap to the exact ceiling (points)")
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_title("Ceiling minus accuracy by partner distance (mean ± 95% CI over seeds)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, ax, "distance to the partner bracket (tokens)", "by partner distance (mean ± 95% CI over seeds)", path)
 
 
 def curves_figure(runs: dict[str, list[tuple[dict, Path]]], path: Path) -> None:
@@ -135,10 +128,15 @@ def curves_figure(runs: dict[str, list[tuple[dict, Path]]], path: Path) -> None:
         hi = [100 * (m + (0 if math.isnan(h) else h)) for m, h in zip(means, halves)]
         (line,) = ax.plot(steps, [100 * m for m in means], label=name + (" (generator)" * ("generator" in prefix)))
         ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2)
-    ax.set_xlabel("pre-training step")
+    save(fig, ax, "pre-training step", "over training (mean, band: 95% CI over seeds)", path)
+
+
+def save(fig, ax, xlabel: str, title: str, path: Path) -> None:
+    """Label a gap figure (zero marked: a run at its ceiling) and write it as a PNG."""
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("gap to the exact ceiling (points)")
     ax.axhline(0, color="black", lw=0.8)
-    ax.set_title("Learning curves of the gap (mean, band: 95% CI over seeds)")
+    ax.set_title(f"Ceiling minus accuracy, {title}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -26,23 +26,12 @@ from minibert.ablation.accuracies import AccKey, Measure
 from minibert.ablation.grid import Experiment, MetricRef
 from minibert.ablation.intervals import Interval, accuracy_interval
 from minibert.ablation.runner import Run
+from minibert.nested import find
 
 
 def _metrics(summary: dict) -> dict[str, float | None]:
     """The numeric entries of a run's summary (None is a NaN that JSON could not hold)."""
     return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
-
-
-def _find(tree, key: str):
-    if isinstance(tree, dict):
-        if key in tree:
-            return tree[key]
-        tree = list(tree.values())
-    if isinstance(tree, list):
-        for item in tree:
-            if (found := _find(item, key)) is not None:
-                return found
-    return None
 
 
 def _run_setup(summary: dict) -> tuple[str, str]:
@@ -53,7 +42,7 @@ def _run_setup(summary: dict) -> tuple[str, str]:
     config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     names = []
     for key in ("objective", "language"):
-        found = _find(config.get("model"), key)
+        found = find(config.get("model"), key)
         path_ = found.get("class_path", "") if isinstance(found, dict) else ""
         names.append(path_.rsplit(".", 1)[-1])
     return names[0], names[1]
