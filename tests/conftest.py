@@ -89,12 +89,12 @@ def run_grid(grid: str, out: Path, *args: str):
 
 @pytest.fixture(scope="session")
 def dyck_grid(tmp_path_factory):
-    """The Dyck grid's bidirectional MLM with its full and no-pre-training fine-tuning, 3 seeds (slow tests)."""
+    """The Dyck grid's token and span MLM, and full and no-pre-training fine-tuning, 3 seeds (slow tests)."""
     return run_grid(
         "configs/ablations/dyck.yaml",
         tmp_path_factory.mktemp("dyck_grid"),
         "--workers",
         "2",
         "--only",
-        "dyck/finetune/mlm-full,dyck/finetune/no_pretrain",
+        "dyck/pretrain/span,dyck/finetune/mlm-full,dyck/finetune/no_pretrain",
     )

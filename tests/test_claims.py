@@ -61,8 +61,8 @@ def test_breaking_the_recipe_breaks_what_the_write_up_says(default_grid):
 
 
 def test_default_grid_metrics_are_those_of_the_code_before_languages_became_plug_ins(default_grid, root):
-    """Every per-seed val/ and train/ figure of results/ablation.csv as it stood before the language moved
-    behind the plug-in interface (kept in tests/expected/default_grid.csv), to float32 precision."""
+    """Every per-seed val/ and train/ figure that the code before languages became plug-ins (commit 66737e4)
+    gives on the project's machine, kept in tests/expected/default_grid.csv, to float32 precision."""
     import csv
 
     with open(root / "tests/expected/default_grid.csv", newline="") as f:

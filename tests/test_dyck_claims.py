@@ -1,19 +1,17 @@
 """Dyck's claims at the research grid's budget (configs/ablations/dyck.yaml), on 3 seeds: the language is
 not saturated, and the grid tells objectives apart; the gap report reads the same figures."""
 
-import math
-import statistics
-
 import pytest
+
+from minibert.ablation.intervals import accuracy_interval, difference_interval
 
 pytestmark = pytest.mark.slow
 
-T95_2DF = 4.303  # two-sided 95% Student t quantile, 2 degrees of freedom (3 seeds)
 SEEDS = (0, 1, 2)
 
 
-def ci95(values: list[float]) -> tuple[float, float]:
-    return statistics.fmean(values), T95_2DF * statistics.stdev(values) / math.sqrt(len(values))
+def by_seed(grid, experiment: str, metric: str) -> dict[int, float]:
+    return {seed: grid.summaries[(experiment, seed)][metric] for seed in SEEDS}
 
 
 def test_the_bidirectional_mlm_stays_at_least_three_points_below_the_ceiling_on_every_seed(dyck_grid):
@@ -24,18 +22,32 @@ def test_the_bidirectional_mlm_stays_at_least_three_points_below_the_ceiling_on_
     assert all(s["val/gap/acc_dist_1"] < s["val/gap/acc_dist_8_plus"] for s in runs)
 
 
-def test_pretraining_objectives_are_told_apart_beyond_their_confidence_intervals(dyck_grid):
-    full = [dyck_grid.summaries[("dyck/finetune/mlm-full", seed)]["val/acc"] for seed in SEEDS]
-    none = [dyck_grid.summaries[("dyck/finetune/no_pretrain", seed)]["val/acc"] for seed in SEEDS]
-    (mean_full, half_full), (mean_none, half_none) = ci95(full), ci95(none)
-    assert mean_full - half_full > mean_none + half_none, (full, none)
+def test_token_and_span_masking_are_told_apart_beyond_their_intervals_on_the_same_questions(dyck_grid):
+    """Both are graded on BERT's token-level questions of one validation set, so they share one ceiling and
+    the difference of their gaps is the difference of their accuracies."""
+    mlm, span = (by_seed(dyck_grid, f"dyck/pretrain/{name}", "val/acc") for name in ("mlm", "span"))
+    n = dyck_grid.summaries[("dyck/pretrain/mlm", 0)]["val/n"]
+    ceilings = {
+        dyck_grid.summaries[(f"dyck/pretrain/{e}", s)]["val/ceiling/acc"] for e in ("mlm", "span") for s in SEEDS
+    }
+    assert len(ceilings) == 1
+    a, b = accuracy_interval(list(mlm.values()), n), accuracy_interval(list(span.values()), n)
+    assert a.lo > b.hi or b.lo > a.hi, (a, b)  # the two 95% intervals do not overlap
+    paired = difference_interval(mlm, span, n, n)
+    assert paired.lo > 0 or paired.hi < 0, paired
+
+
+def test_pretraining_pays_for_fine_tuning_on_every_seed(dyck_grid):
+    full = by_seed(dyck_grid, "dyck/finetune/mlm-full", "val/acc")
+    none = by_seed(dyck_grid, "dyck/finetune/no_pretrain", "val/acc")
+    assert all(full[s] > none[s] for s in SEEDS), (full, none)
 
 
 def test_the_gap_report_shows_the_runs_own_figures(dyck_grid, scripts):
     assert scripts("gap_report").main(["--grid", "configs/ablations/dyck.yaml", "--out", str(dyck_grid.out)]) == 0
     text = (dyck_grid.out / "gap.md").read_text()
-    gaps = [dyck_grid.summaries[("dyck/pretrain/mlm", seed)]["val/gap/acc_dist_8_plus"] for seed in SEEDS]
-    mean, half = ci95(gaps)
+    gaps = list(by_seed(dyck_grid, "dyck/pretrain/mlm", "val/gap/acc_dist_8_plus").values())
+    mean, half = scripts("gap_report").mean_ci(gaps)
     row = next(line for line in text.splitlines() if line.startswith("| dyck/pretrain/mlm |"))
     assert f"{100 * mean:.1f} ± {100 * half:.1f}" in row
     assert (dyck_grid.out / "gap_by_distance.png").stat().st_size > 10_000
