@@ -4,11 +4,16 @@
 interval over seeds next to the write-up's figures, and whether each claim holds on every seed), PNG
 pictures (per-category bars with error bars, learning curves) and `dashboard.html` (all of it in one
 self-contained page). Every file is written atomically.
+
+A report never destroys results: `write_report` refuses to write one that would cover no run, or that
+would drop an (experiment, seed) the existing `ablation.csv` in the same folder holds (a grid or seed
+list other than the one that made it); `replace=True` overrides.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import html
 import io
@@ -25,7 +30,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef  # noqa: E402
-from minibert.ablation.runner import Run  # noqa: E402
+from minibert.ablation.runner import DamagedSummary, Run  # noqa: E402
 from minibert.files import write_atomic  # noqa: E402
 from minibert.logs import metric_history  # noqa: E402
 
@@ -77,7 +82,11 @@ class Results:
     @classmethod
     def collect(cls, runs: list[Run]) -> Results:
         values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-        summaries = [(run, run.summary()) for run in runs if run.done]  # each summary.json read once
+        summaries = []
+        for run in runs:  # each summary.json read once; a damaged one is the runner's to redo, not ours
+            with contextlib.suppress(DamagedSummary):
+                if (summary := run.read()) is not None:
+                    summaries.append((run, summary))
         for run, summary in summaries:
             for metric, value in _metrics(summary).items():
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
@@ -224,9 +233,9 @@ def curve_figures(experiments: list[Experiment], results: Results) -> dict[str, 
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
         for i, e in enumerate(members):
             color = _colors(len(members))[i]
-            for k, summary in enumerate(s for r, s in results.summaries if r.experiment.name == e.name):
+            for k, (run, summary) in enumerate((r, s) for r, s in results.summaries if r.experiment.name == e.name):
                 for ax, metric in zip(axes, ("train/loss", "val/acc")):
-                    if history := metric_history(summary["log_dir"], metric):
+                    if history := metric_history(run.path(summary["log_dir"]), metric):
                         steps, values = zip(*history)
                         label = e.name.rsplit("/", 1)[-1] if k == 0 else None
                         ax.plot(steps, values, color=color, alpha=0.8, lw=1.2, label=label)
@@ -247,11 +256,36 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
+class ReportError(ValueError):
+    """A report that would cover nothing or less than the one it replaces; the message says what is missing."""
+
+
+def check_not_shrinking(out: Path, results: Results) -> None:
+    """Raise ReportError if `results` has no run, or lacks an (experiment, seed) of `out/ablation.csv`."""
+    if not results.summaries:
+        raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
+    try:
+        with open(out / "ablation.csv", newline="") as f:
+            before = {(row["experiment"], str(row["seed"])) for row in csv.DictReader(f)}
+    except (OSError, KeyError, csv.Error):
+        return  # no previous report, or one that cannot be read: nothing to protect
+    lost = sorted(before - {(run.experiment.name, str(run.seed)) for run, _ in results.summaries})
+    if lost:
+        shown = ", ".join(f"{e} seed {s}" for e, s in lost[:4]) + (" ..." if len(lost) > 4 else "")
+        raise ReportError(
+            f"the report in {out} covers {len(lost)} run(s) this one would drop ({shown}): kept as it is. "
+            "Give the grid and seeds that made it, another --out, or --replace-report"
+        )
+
+
 def write_report(
-    out: Path, grid: Grid, experiments: list[Experiment], runs: list[Run], header: list[str]
+    out: Path, grid: Grid, experiments: list[Experiment], runs: list[Run], header: list[str], replace: bool = False
 ) -> list[Path]:
-    """Write csv, md, png and html into `out`; returns the paths written."""
+    """Write csv, md, png and html into `out`; returns the paths written. Refuses (ReportError) to write a
+    report of no run or one that drops runs of the existing report, unless `replace`."""
     results = Results.collect(runs)
+    if not replace:
+        check_not_shrinking(out, results)
     written = []
 
     buffer = io.StringIO()
