@@ -221,9 +221,11 @@ class MiniBertCLI(LightningCLI):
         """Refuse a checkpoint trained with other settings; stop early when its run already finished."""
         saved = saved_settings(checkpoint)
         if saved is not None and (differ := config_differences(saved, self._settings)):
+            shape = any(d.startswith("model.init_args.encoder.") for d in differ)
             raise ConfigError(
-                f"ckpt_path={path!r} was trained with other settings ({'; '.join(differ)}): resume with the "
-                "settings it was trained with, or start a new run in another trainer.default_root_dir"
+                f"ckpt_path={path!r} was trained with other settings{', an encoder of another shape' if shape else ''}"
+                f" ({'; '.join(differ)}): resume with the settings it was trained with, or start a new run in "
+                "another trainer.default_root_dir"
             )
         step, max_steps = checkpoint.get("global_step", 0), config.trainer.max_steps
         if step >= max_steps:
@@ -260,14 +262,17 @@ class MiniBertCLI(LightningCLI):
 
 
 def _check_same_module(checkpoint: dict, model: EncoderModule) -> None:
-    """A checkpoint of another kind of module (a fine-tuning one given to pre-training) fails here, in one line."""
-    saved, here = set(checkpoint["state_dict"]), set(model.state_dict())
-    if saved != here:
-        heads = sorted({k.split(".")[0] + "." + k.split(".")[1] for k in saved ^ here if k.count(".") >= 1})
+    """A checkpoint of another kind of module (a fine-tuning one given to pre-training) fails here, in one line,
+    naming the weights whose names or shapes differ."""
+    saved = {k: tuple(v.shape) for k, v in checkpoint["state_dict"].items()}
+    here = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    differ = sorted(k for k in saved.keys() | here.keys() if saved.get(k) != here.get(k))
+    if differ:
+        shown = ", ".join(f"{k} {saved.get(k, 'absent')} there, {here.get(k, 'absent')} here" for k in differ[:3])
         raise ValueError(
-            f"ckpt_path holds another kind of model than {type(model).__name__} (weights that differ: "
-            f"{', '.join(heads[:6])}): resume a checkpoint of the same model class, or pass a pre-training "
-            "checkpoint to a fine-tuning run as model.init_args.encoder_ckpt"
+            f"ckpt_path holds another kind of model than {type(model).__name__} ({shown}"
+            f"{' ...' if len(differ) > 3 else ''}): resume a checkpoint of the same model, or give a pre-training "
+            "checkpoint to fine-tuning as model.init_args.encoder_ckpt"
         )
 
 
