@@ -38,4 +38,3 @@ def last_checkpoint(log_dir: str | Path) -> Path:
     if not found:
         raise FileNotFoundError(f"no checkpoint under {Path(log_dir, 'checkpoints')}")
     return found[-1]
-

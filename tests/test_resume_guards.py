@@ -52,14 +52,28 @@ def test_finished_run_is_not_resumed(capsys, finished):
 
 
 def test_checkpoint_of_other_settings_is_refused_naming_them(capsys, finished, tmp_path):
-    status, err = cli(capsys, *PRETRAIN, *TINY, "--model.init_args.lr=0.01", f"{'--seed_everything'}=3",
-                      f"--trainer.default_root_dir={finished}", "--ckpt_path=last")
+    status, err = cli(
+        capsys,
+        *PRETRAIN,
+        *TINY,
+        "--model.init_args.lr=0.01",
+        f"{'--seed_everything'}=3",
+        f"--trainer.default_root_dir={finished}",
+        "--ckpt_path=last",
+    )
     line = err.strip().splitlines()[-1]
     assert status == 2 and line.startswith("error: ckpt_path=")
     assert "model.init_args.lr=0.003 there, 0.01 here" in line and "seed_everything=0 there, 3 here" in line
     # what only changes reporting may differ: a larger validation set resumes (here: finished, so status 0)
-    status, err = cli(capsys, *PRETRAIN, *TINY, "--data.val_size=100", "--trainer.log_every_n_steps=1",
-                      f"--trainer.default_root_dir={finished}", "--ckpt_path=last")
+    status, err = cli(
+        capsys,
+        *PRETRAIN,
+        *TINY,
+        "--data.val_size=100",
+        "--trainer.log_every_n_steps=1",
+        f"--trainer.default_root_dir={finished}",
+        "--ckpt_path=last",
+    )
     assert status == 0 and "already finished" in err
 
 
@@ -80,7 +94,9 @@ def test_damaged_newest_checkpoint_falls_back_to_the_previous_one(capsys, finish
 
 def test_finetune_checkpoint_as_pretraining_resume_is_one_line(capsys, tmp_path):
     root = tmp_path / "ft"
-    main(["fit", *QUIET, *FINETUNE, *TINY, "--model.init_args.regime=no_pretrain", f"--trainer.default_root_dir={root}"])
+    main(
+        ["fit", *QUIET, *FINETUNE, *TINY, "--model.init_args.regime=no_pretrain", f"--trainer.default_root_dir={root}"]
+    )
     (last,) = root.glob("**/checkpoints/last.ckpt")  # fine-tuning keeps last.ckpt too
     status, err = cli(capsys, *PRETRAIN, *TINY, f"--ckpt_path={last}", f"--trainer.default_root_dir={tmp_path / 'x'}")
     line = err.strip().splitlines()[-1]
@@ -89,16 +105,26 @@ def test_finetune_checkpoint_as_pretraining_resume_is_one_line(capsys, tmp_path)
     old = torch.load(last, map_location="cpu", weights_only=True)
     del old[CONFIG_KEY]
     torch.save(old, tmp_path / "old.ckpt")
-    status, err = cli(capsys, *PRETRAIN, "--trainer.max_steps=8", f"--ckpt_path={tmp_path / 'old.ckpt'}",
-                      f"--trainer.default_root_dir={tmp_path / 'x'}")
+    status, err = cli(
+        capsys,
+        *PRETRAIN,
+        "--trainer.max_steps=8",
+        f"--ckpt_path={tmp_path / 'old.ckpt'}",
+        f"--trainer.default_root_dir={tmp_path / 'x'}",
+    )
     line = err.strip().splitlines()[-1]
     assert status == 2 and "another kind of model than EncoderModule" in line and "Traceback" not in err
     assert not (tmp_path / "x").exists()
 
 
 def test_finetune_resumes_from_its_own_last_checkpoint(capsys, tmp_path):
-    args = [*FINETUNE, "--trainer.max_steps=6", "--data.val_size=50", "--model.init_args.regime=no_pretrain",
-            f"--trainer.default_root_dir={tmp_path}"]
+    args = [
+        *FINETUNE,
+        "--trainer.max_steps=6",
+        "--data.val_size=50",
+        "--model.init_args.regime=no_pretrain",
+        f"--trainer.default_root_dir={tmp_path}",
+    ]
     main(["fit", *QUIET, *args])
     status, err = cli(capsys, *args, "--ckpt_path=last")
     assert status == 0 and "already finished (step 6" in err  # found and read, not a silent restart at step 0
