@@ -137,3 +137,4 @@ def shares(masked: Masked) -> dict[str, float]:
     out = {name: float((content == k).sum()) / n for name, k in (("mask", MASKED), ("random", RANDOM), ("kept", KEPT))}
     out["picked"] = float((content != UNTOUCHED).sum()) / n
     return out
+

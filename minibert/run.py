@@ -38,3 +38,4 @@ def last_checkpoint(log_dir: str | Path) -> Path:
     if not found:
         raise FileNotFoundError(f"no checkpoint under {Path(log_dir, 'checkpoints')}")
     return found[-1]
+
