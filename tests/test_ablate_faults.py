@@ -17,7 +17,7 @@ from minibert.ablation.grid import GridError, check_metrics, load_grid
 from minibert.ablation.runner import plan
 from minibert.code_version import source_hash
 from minibert.logs import metric_history
-from tests.test_ablate import RUN_SUMMARIES, TINY, ROOT, ablate, csv_runs, tiny_grid
+from tests.test_ablate import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, tiny_grid
 
 PRETRAIN = ["--only", "pretrain/*", "--seeds", "2"]
 

@@ -27,11 +27,8 @@ ENCODER = "--model.init_args.encoder"
 # (case id, arguments after `fit`, fragments the last line must contain: the field, the value, what is allowed)
 CASES = [
     ("p_pick>1", [*PRETRAIN, f"{MASKING}.p_pick=1.5"], ["MaskingRecipe.p_pick", "1.5", "in [0, 1]"]),
-    (
-        "p_random<0",
-        [*PRETRAIN, "--model.init_args.objective.init_args.eval_masking.p_random=-0.1"],
-        ["MaskingRecipe.p_random", "-0.1", "in [0, 1]"],
-    ),
+    ("p_random<0", [*PRETRAIN, "--model.init_args.objective.init_args.eval_masking.p_random=-0.1"],
+     ["MaskingRecipe.p_random", "-0.1", "in [0, 1]"]),
     ("mask+random>1", [*PRETRAIN, f"{MASKING}.p_random=0.3"], ["p_mask + p_random", "0.8 + 0.3", "<= 1"]),
     ("width%heads", [*PRETRAIN, f"{ENCODER}.heads=3"], ["EncoderConfig.width=32", "heads=3", "divisible by heads"]),
     ("width=0", [*PRETRAIN, f"{ENCODER}.width=0"], ["EncoderConfig.width", "0", "positive integer"]),
@@ -47,41 +44,23 @@ CASES = [
     ("warmup<0", [*PRETRAIN, "--model.init_args.warmup_steps=-3"], ["warmup_steps", "-3", "integer >= 0"]),
     ("regime", [*FINETUNE, "--model.init_args.regime=half"], ["FinetuneModule.regime", "half", "frozen", "full"]),
     ("regime needs ckpt", [*FINETUNE, "--model.init_args.regime=frozen"], ["encoder_ckpt", "frozen", "required"]),
-    (
-        "objective class",
-        [*PRETRAIN, "--model.init_args.objective.class_path=minibert.objectives.Nope"],
-        ["objective", "minibert.objectives.Nope", "has no attribute"],
-    ),
-    (
-        "unknown model key",
-        [*PRETRAIN, "--model.init_args.bogus=1"],
-        ["EncoderModule", "'bogus' is not accepted", "accepts: objective, encoder, lr"],
-    ),
+    ("objective class", [*PRETRAIN, "--model.init_args.objective.class_path=minibert.objectives.Nope"],
+     ["objective", "minibert.objectives.Nope", "has no attribute"]),
+    ("unknown model key", [*PRETRAIN, "--model.init_args.bogus=1"],
+     ["EncoderModule", "'bogus' is not accepted", "accepts: objective, encoder, lr"]),
     ("unknown encoder key", [*PRETRAIN, f"{ENCODER}.depth=4"], ["'depth' is not accepted", "layers"]),
     ("unknown trainer arg", [*PRETRAIN, "--trainer.max_step=10"], ["unrecognized arguments", "--trainer.max_step"]),
     ("strategy", [*PRETRAIN, "--trainer.strategy=nonsense"], ["strategy='nonsense'", "auto, ddp"]),
     # Lightning accepts these, then fails (or validates nothing) after start-up
-    (
-        "log_every_n_steps=0",
-        [*PRETRAIN, "--trainer.log_every_n_steps=0"],
-        ["trainer.log_every_n_steps=0", "positive integer"],
-    ),
-    (
-        "val_check_interval=0",
-        [*PRETRAIN, "--trainer.val_check_interval=0"],
-        ["trainer.val_check_interval=0", "positive number of steps"],
-    ),
-    (
-        "accumulate_grad_batches=0",
-        [*PRETRAIN, "--trainer.accumulate_grad_batches=0"],
-        ["trainer.accumulate_grad_batches=0", "positive integer"],
-    ),
+    ("log_every_n_steps=0", [*PRETRAIN, "--trainer.log_every_n_steps=0"],
+     ["trainer.log_every_n_steps=0", "positive integer"]),
+    ("val_check_interval=0", [*PRETRAIN, "--trainer.val_check_interval=0"],
+     ["trainer.val_check_interval=0", "positive number of steps"]),
+    ("accumulate_grad_batches=0", [*PRETRAIN, "--trainer.accumulate_grad_batches=0"],
+     ["trainer.accumulate_grad_batches=0", "positive integer"]),
     ("gradient_clip_val<0", [*PRETRAIN, "--trainer.gradient_clip_val=-1"], ["trainer.gradient_clip_val=-1", ">= 0"]),
-    (
-        "limit_val_batches=0",
-        [*PRETRAIN, "--trainer.limit_val_batches=0"],
-        ["trainer.limit_val_batches=0", "positive number"],
-    ),
+    ("limit_val_batches=0", [*PRETRAIN, "--trainer.limit_val_batches=0"],
+     ["trainer.limit_val_batches=0", "positive number"]),
     ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
     ("seed>2**32-1", [*PRETRAIN, "--seed_everything=4294967296"], ["seed_everything=4294967296", "[0, 4294967295]"]),
 ]
@@ -143,14 +122,10 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
             [*PRETRAIN, f"--ckpt_path={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
             ["ckpt_path", "another shape", "width=32 there, 64 here", "heads=2 there, 4 here"],
         ),
-        "encoder_ckpt missing": (
-            [*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
-            ["encoder_ckpt", str(missing), "no such file"],
-        ),
-        "encoder_ckpt truncated": (
-            [*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
-            ["encoder_ckpt", str(truncated), "not a zip archive"],
-        ),
+        "encoder_ckpt missing": ([*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
+                                 ["encoder_ckpt", str(missing), "no such file"]),
+        "encoder_ckpt truncated": ([*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
+                                   ["encoder_ckpt", str(truncated), "not a zip archive"]),
         "encoder_ckpt of another shape": (
             [*FINETUNE, f"--model.init_args.encoder_ckpt={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
             ["FinetuneModule.encoder", "width=64", "differs from the checkpoint", "width=32"],
@@ -158,19 +133,9 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
     }
 
 
-FILE_CASES = [
-    "malformed yaml",
-    "unknown yaml key",
-    "missing config",
-    "missing ckpt",
-    "garbage ckpt",
-    "truncated ckpt",
-    "foreign ckpt",
-    "ckpt of another shape",
-    "encoder_ckpt missing",
-    "encoder_ckpt truncated",
-    "encoder_ckpt of another shape",
-]
+FILE_CASES = ["malformed yaml", "unknown yaml key", "missing config", "missing ckpt", "garbage ckpt", "truncated ckpt",
+              "foreign ckpt", "ckpt of another shape", "encoder_ckpt missing", "encoder_ckpt truncated",
+              "encoder_ckpt of another shape"]
 
 
 @pytest.mark.parametrize("case", FILE_CASES)
