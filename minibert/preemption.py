@@ -7,6 +7,9 @@ The handlers only note the signal; the checkpoint is written at the end of the t
 where Lightning's ModelCheckpoint writes its own (so a resume from it is bit-identical), and validation
 under way is finished first. With several processes the decision is Lightning's: its SIGTERM handler,
 which these handlers also call, broadcasts rank 0's flag, so every rank stops after the same step.
+Under SLURM this takes the place of Lightning's SIGUSR1 handler (which saves `hpc_ckpt_*.ckpt` and requeues
+the job itself): the run stops with `last.ckpt`, and requeueing is left to the scheduler (`--requeue`)
+or to whoever reruns the command.
 
 Example:
     >>> Preempted(15).code

@@ -272,7 +272,7 @@ def run_all(
             r = running.pop(job)
             try:
                 executor.result(job)
-            except Exception as err:
+            except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (minibert.preemption)
                 failed_keys.add(r.key)
                 reason = "".join(traceback.format_exception_only(type(err), err)).strip()
                 outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))
