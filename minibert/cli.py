@@ -150,6 +150,9 @@ def check_ranges(config: Namespace) -> None:
     seed = config.get("seed_everything")
     if not isinstance(seed, bool) and (not isinstance(seed, int) or not 0 <= seed <= _SEED_MAX):
         raise ConfigError(f"seed_everything={seed!r} is not allowed: it must be an integer in [0, {_SEED_MAX}]")
+    val_seed = config.get("data", {}).get("val_seed") if isinstance(config.get("data"), (dict, Namespace)) else None
+    if val_seed is not None and (not isinstance(val_seed, int) or isinstance(val_seed, bool) or val_seed < 0):
+        raise ConfigError(f"data.val_seed={val_seed!r} is not allowed: it must be an integer >= 0")
     for name, (ok, allowed) in _TRAINER_RANGES.items():
         value = config.trainer.get(name)
         if not ok(value):

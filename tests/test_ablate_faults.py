@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -60,16 +62,35 @@ def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(
     assert "2 runs trained, 0 reused" in (out / "ablation.md").read_text()
 
 
-def test_damaged_summary_is_named_and_its_run_redone(finished, tmp_path):
+def test_sigterm_stops_the_runner_with_143_and_the_rerun_completes_the_grid(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
+    proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(out.glob("runs/*/*/*/run.log")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # mid-grid: a run has started
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-1500:]
+    assert "interrupted: finished runs are kept" in stderr
+    result = ablate(*args)
+    assert result.returncode == 0, result.stderr
+    assert csv_runs(out) == Counter({("pretrain/bidirectional", "0"): 1, ("pretrain/causal", "0"): 1})
+
+
+def test_damaged_summaries_are_named_and_their_runs_redone(finished, tmp_path):
     grid, out = finished
     out = copy_of(out, tmp_path)
-    damaged = sorted(out.glob(RUN_SUMMARIES))[0]
-    damaged.write_text(damaged.read_text()[:40])  # cut off mid-file
-    result = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "1")
+    cut, emptied = sorted(out.glob(RUN_SUMMARIES))[:2]
+    cut.write_text(cut.read_text()[:40])  # cut off mid-file
+    emptied.write_text("{}")  # JSON, but not a run's summary
+    result = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "2")
     assert result.returncode == 0, result.stderr
-    assert f"{damaged} is unreadable (JSONDecodeError" in result.stderr
-    assert "1 runs trained, 3 reused" in (out / "ablation.md").read_text()
-    assert json.loads(damaged.read_text())["step"] == TINY["trainer.max_steps"]
+    assert f"{cut} is unreadable (JSONDecodeError" in result.stderr
+    assert f"{emptied} is unreadable (it lacks step, wall_time_s, log_dir, checkpoint)" in result.stderr
+    assert "2 runs trained, 2 reused" in (out / "ablation.md").read_text()
+    assert all(json.loads(p.read_text())["step"] == TINY["trainer.max_steps"] for p in (cut, emptied))
 
 
 def test_run_made_by_other_code_is_redone_unless_reuse_stale(finished, tmp_path):

@@ -128,3 +128,29 @@ def test_finetune_resumes_from_its_own_last_checkpoint(capsys, tmp_path):
     main(["fit", *QUIET, *args])
     status, err = cli(capsys, *args, "--ckpt_path=last")
     assert status == 0 and "already finished (step 6" in err  # found and read, not a silent restart at step 0
+
+
+def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
+    """A write that fails at the last moment (here the rename; a kill or a full disk in life) leaves the
+    previous checkpoint whole and no temporary file; the CLI's trainers write through this plugin."""
+    import errno
+
+    import minibert.files
+    from minibert.checkpoints import AtomicCheckpointIO
+    from minibert.cli import MiniBertCLI
+
+    writer, path = AtomicCheckpointIO(), tmp_path / "last.ckpt"
+    writer.save_checkpoint({"w": torch.ones(3)}, path)
+
+    def interrupted(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(minibert.files.os, "replace", interrupted)
+    with pytest.raises(OSError):
+        writer.save_checkpoint({"w": torch.zeros(3)}, path)
+    monkeypatch.undo()
+    assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(3))
+    assert [p.name for p in tmp_path.iterdir()] == ["last.ckpt"]
+    cli = MiniBertCLI(args=["--config=configs/pretrain.yaml", *QUIET, f"--trainer.default_root_dir={tmp_path}"],
+                      run=False)  # fmt: skip
+    assert isinstance(cli.trainer.strategy.checkpoint_io, AtomicCheckpointIO)

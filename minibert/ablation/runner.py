@@ -27,10 +27,11 @@ from pathlib import Path
 import yaml
 
 from minibert.ablation.grid import Experiment
-from minibert.code_version import code_version, source_hash
+from minibert.code_version import source_hash
 from minibert.files import write_atomic, write_json
 
 DONE = "summary.json"
+SUMMARY_KEYS = ("step", "wall_time_s", "log_dir", "checkpoint")  # what the runner and the report read
 
 
 class DamagedSummary(ValueError):
@@ -56,10 +57,12 @@ class Run:
             summary = json.loads(path.read_text())
         except FileNotFoundError:
             return None
-        except (ValueError, UnicodeDecodeError) as err:
+        except (ValueError, UnicodeDecodeError, IsADirectoryError) as err:
             raise DamagedSummary(f"{path} is unreadable ({type(err).__name__}: {err})") from None
         if not isinstance(summary, dict):
             raise DamagedSummary(f"{path} is unreadable (a JSON {type(summary).__name__}, not an object)")
+        if missing := [k for k in SUMMARY_KEYS if k not in summary]:
+            raise DamagedSummary(f"{path} is unreadable (it lacks {', '.join(missing)})")
         return summary
 
     @property
@@ -186,7 +189,6 @@ def execute(run: Run, root: str, logger: str) -> dict:
             wandb.finish()  # one wandb run per training run
     summary["checkpoint"] = os.path.relpath(last_checkpoint(summary["log_dir"]), run.run_dir)
     summary["log_dir"] = os.path.relpath(summary["log_dir"], run.run_dir)
-    summary["code"] = code_version()
     write_json(run.run_dir / DONE, summary)  # last, atomically: its presence means the run finished
     return summary
 
@@ -265,7 +267,12 @@ def run_all(
                 on_progress(r, "failed")
             elif (up is None or up.key in finished_keys) and len(running) < executor.max_running:
                 todo.remove(r)
-                running[executor.submit(execute, r, str(root), logger)] = r
+                try:
+                    running[executor.submit(execute, r, str(root), logger)] = r
+                except Exception as err:  # e.g. no sbatch on this machine: every run says so, the runner goes on
+                    failed_keys.add(r.key)
+                    outcome.failed.append((r, f"could not submit it: {type(err).__name__}: {err}"))
+                    on_progress(r, "failed")
         if not running:
             continue
         for job in executor.wait(list(running)):
