@@ -137,6 +137,11 @@ _TRAINER_RANGES = {
         "a positive number of steps (or a duration)",
     ),
     "gradient_clip_val": (lambda v: v is None or (isinstance(v, (int, float)) and v >= 0), "None or a number >= 0"),
+    "check_val_every_n_epoch": (lambda v: v is None or _positive_int(v), "None or a positive integer"),
+    "max_epochs": (
+        lambda v: v is None or v == -1 or _positive_int(v),
+        "None, -1 or a positive integer (the training stream is one endless epoch; max_steps is the budget)",
+    ),
     "limit_val_batches": (
         lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
         "a positive number (the run's summary is its validation metrics)",

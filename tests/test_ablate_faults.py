@@ -272,3 +272,9 @@ def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
     assert source_hash.__wrapped__(package) == first
     (package / "model.py").write_text((package / "model.py").read_text() + "\n# an edit\n")
     assert source_hash.__wrapped__(package) != first
+
+
+def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):
+    (tmp_path / "metrics.csv").write_text("epoch,step,train/loss,val/acc\n0,9,2.5,\n0,1\x00\x00,2.1,0.4\n0,29,1.9\n0,3")
+    assert metric_history(tmp_path, "train/loss") == [(10, 2.5), (30, 1.9)]  # the garbled and cut-off rows left out
+    assert metric_history(tmp_path, "val/acc") == []

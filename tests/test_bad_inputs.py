@@ -61,6 +61,10 @@ CASES = [
     ("gradient_clip_val<0", [*PRETRAIN, "--trainer.gradient_clip_val=-1"], ["trainer.gradient_clip_val=-1", ">= 0"]),
     ("limit_val_batches=0", [*PRETRAIN, "--trainer.limit_val_batches=0"],
      ["trainer.limit_val_batches=0", "positive number"]),
+    ("check_val_every_n_epoch=0", [*PRETRAIN, "--trainer.check_val_every_n_epoch=0"],
+     ["trainer.check_val_every_n_epoch=0", "positive integer"]),
+    ("max_epochs=0", [*PRETRAIN, "--trainer.max_epochs=0"], ["trainer.max_epochs=0", "max_steps is the budget"]),
+    ("val_seed<0", [*PRETRAIN, "--data.val_seed=-1"], ["data.val_seed=-1", ">= 0"]),
     ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
     ("seed>2**32-1", [*PRETRAIN, "--seed_everything=4294967296"], ["seed_everything=4294967296", "[0, 4294967295]"]),
 ]
