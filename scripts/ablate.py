@@ -131,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     except Busy as err:
         print(f"ablate.py: error: {err}", file=sys.stderr)
         return EXIT_ENVIRONMENT
+    except ImportError as err:  # submitit missing
+        print(f"ablate.py: error: --executor {args.executor} needs submitit ({err}); pip install submitit",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_ENVIRONMENT
     except OSError as err:
         where = f" {err.filename!r}" if err.filename else ""
         print(
