@@ -1,6 +1,6 @@
 """A scheduler's signals: SIGTERM (before preemption) and SIGUSR1 (SLURM's requeue warning) stop a training
 run after the step under way with `last.ckpt` saved at that step and status 128 + signal, and
-`--ckpt_path last` then ends with the same summary metrics as a run left alone."""
+`--ckpt_path last` then ends with the same summary metrics and weights as a run left alone."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from minibert.cli import newest_last_checkpoint
-from tests.clirun import run_fit, start_fit, summaries
+from tests.clirun import run_fit, start_fit, summaries, weights
 
 EVERY_25_STEPS = """\
 trainer:
@@ -61,6 +61,8 @@ def test_sigterm_saves_the_current_step_and_resume_matches_an_uninterrupted_run(
     (want,), (got,) = summaries(tmp_path / "reference"), summaries(root)
     metrics = [k for k in want if k.startswith(("val/", "train/"))] + ["step"]
     assert {k: got[k] for k in metrics} == {k: want[k] for k in metrics}
+    want_w, got_w = (weights(newest_last_checkpoint(r)) for r in (tmp_path / "reference", root))
+    assert want_w.keys() == got_w.keys() and all(torch.equal(want_w[k], got_w[k]) for k in want_w)
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGUSR1, 138)])
