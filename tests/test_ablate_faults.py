@@ -278,3 +278,20 @@ def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):
     (tmp_path / "metrics.csv").write_text("epoch,step,train/loss,val/acc\n0,9,2.5,\n0,1\x00\x00,2.1,0.4\n0,29,1.9\n0,3")
     assert metric_history(tmp_path, "train/loss") == [(10, 2.5), (30, 1.9)]  # the garbled and cut-off rows left out
     assert metric_history(tmp_path, "val/acc") == []
+
+
+def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
+    from minibert.ablation.lock import Busy, OutLock
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from minibert.ablation.lock import OutLock\nwith OutLock({str(tmp_path)!r}):\n"
+         "    print('held', flush=True)\n    import time; time.sleep(60)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(Busy, match=f"in use by another ablate.py \\(pid {holder.pid} on "):
+        OutLock(tmp_path).__enter__()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    with OutLock(tmp_path):  # the kernel dropped the dead holder's lock; the file left behind is harmless
+        assert (tmp_path / ".ablate.lock").is_file()

@@ -39,8 +39,12 @@ class OutLock:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            f.seek(0)
-            holder = _describe(f.read())
+            for _ in range(40):  # the holder writes its name just after taking the lock
+                f.seek(0)
+                if text := f.read():
+                    break
+                time.sleep(0.05)
+            holder = _describe(text)
             f.close()
             raise Busy(
                 f"{self.path.parent} is in use by another ablate.py ({holder}); wait for it to finish, "
