@@ -245,7 +245,8 @@ def check_metrics(grid: Grid, logged: Mapping[str, set[str]]) -> None:
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise GridError(
                 f"{grid.path}: {where} names metric {metric!r}, which the runs of {experiment} do not log; "
-                f"{hint}they log: {', '.join(sorted(k for k in keys if '/' in k or k.endswith('params')))}"
+                f"{hint}they log: {', '.join(sorted(k for k in keys if '/' in k or k.endswith('params')))}. "
+                "Fix the grid and rebuild with --report-only (finished runs are kept)"
             )
 
 
