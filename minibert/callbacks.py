@@ -12,6 +12,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.cli import SaveConfigCallback
 
+from minibert.code_version import code_version
 from minibert.files import write_json
 from minibert.loggers import run_log_dir
 from minibert.nested import find
@@ -19,7 +20,8 @@ from minibert.nested import find
 
 class RunSummary(L.Callback):
     """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
-    `step`, `wall_time_s` (setup to end of fit) and the module's parameter counts.
+    `step`, `wall_time_s` (setup to end of fit), the module's parameter counts and `code`, the code that
+    made it (minibert.code_version: source hash, git commit, dirty flag).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -41,7 +43,7 @@ class RunSummary(L.Callback):
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
-        return {**out, **counts()} if counts else out
+        return {**out, **(counts() if counts else {}), "code": code_version()}
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever

@@ -7,11 +7,18 @@
   stack `-c configs/wandb.yaml` for wandb (offline without an API key). A logger whose `save_dir` is left
   at its class default also writes under `trainer.default_root_dir`, so a run's files stay together.
 - Every run saves its config and a `summary.json` (RunSummary) in its log directory.
-- `--ckpt_path last` resumes from the newest `last*.ckpt` anywhere under `trainer.default_root_dir`
-  (each run logs to a new version folder, where Lightning alone would look), or starts fresh if none.
+- `--ckpt_path last` resumes from the newest readable checkpoint anywhere under `trainer.default_root_dir`
+  (each run logs to a new version folder, where Lightning alone would look), or starts fresh if none; a
+  damaged newest checkpoint is named and the previous complete one is used.
+- A resume is checked first: a checkpoint written with other training settings is refused, naming them;
+  a checkpoint of a finished run is not resumed (the command says so and exits with status 0, writing
+  nothing). Checkpoints are written atomically and carry the settings they were trained with.
+- SIGTERM or SIGUSR1 during training saves `last.ckpt` at the current step and exits with 128 + signal
+  (143 for SIGTERM), see minibert.preemption.
 - A bad setting stops the run before training with one line naming the setting, its value and what is
   allowed (`ConfigError`; `python -m minibert` prints it as `error: ...` and exits with status 2; set
-  `JSONARGPARSE_DEBUG=1` for the full traceback).
+  `JSONARGPARSE_DEBUG=1` for the full traceback). A file the run cannot read or write (read-only folder,
+  full disk) is one line too, with status 3.
 """
 
 from __future__ import annotations
@@ -30,11 +37,25 @@ from jsonargparse import Namespace
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
+from lightning.pytorch.plugins.io import CheckpointIO
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from minibert.callbacks import RunSummary, SaveAndLogConfig
+from minibert.checkpoints import (
+    AtomicCheckpointIO,
+    TrainingConfig,
+    config_differences,
+    resumable_checkpoint,
+    saved_settings,
+    training_settings,
+)
 from minibert.data import StreamDataModule
 from minibert.finetune import read_checkpoint
 from minibert.module import EncoderModule
+from minibert.preemption import Preempted, Preemption
+
+EXIT_BAD_INPUT = 2  # a setting or a file given by the user
+EXIT_ENVIRONMENT = 3  # the machine: a folder that cannot be written, a full disk
 
 BAR_REFRESH = 10  # steps between progress-bar redraws, unless trainer.callbacks names a progress bar
 
@@ -44,6 +65,10 @@ _CKPT_KEYWORDS = ("last", "best", "hpc")
 
 class ConfigError(ValueError):
     """A bad setting found before training; the message says where, what was given and what is allowed."""
+
+
+class AlreadyFinished(Exception):
+    """`ckpt_path` is the checkpoint of a run that reached its last step: there is nothing to resume."""
 
 
 def explain(err: BaseException) -> str:
@@ -86,7 +111,7 @@ def _check_yaml_files(args: Sequence[str]) -> None:
 def _config_errors() -> Iterator[None]:
     try:
         yield
-    except ConfigError:
+    except (ConfigError, AlreadyFinished):
         raise
     except Exception as err:  # parsing and construction only: anything failing here is a bad setting
         raise ConfigError(explain(err)) from err
@@ -98,6 +123,47 @@ def newest_last_checkpoint(root: str | Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+# trainer settings Lightning accepts but that fail (or silently do nothing) later: (test, what is allowed)
+_TRAINER_RANGES = {
+    "max_steps": (_positive_int, "a positive integer (the training stream is infinite, so steps are the budget)"),
+    "log_every_n_steps": (_positive_int, "a positive integer"),
+    "accumulate_grad_batches": (_positive_int, "a positive integer"),
+    "val_check_interval": (
+        lambda v: v is None or isinstance(v, (str, dict)) or (isinstance(v, (int, float)) and v > 0),
+        "a positive number of steps (or a duration)",
+    ),
+    "gradient_clip_val": (lambda v: v is None or (isinstance(v, (int, float)) and v >= 0), "None or a number >= 0"),
+    "check_val_every_n_epoch": (lambda v: v is None or _positive_int(v), "None or a positive integer"),
+    "max_epochs": (
+        lambda v: v is None or v == -1 or _positive_int(v),
+        "None, -1 or a positive integer (the training stream is one endless epoch; max_steps is the budget)",
+    ),
+    "limit_val_batches": (
+        lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
+        "a positive number (the run's summary is its validation metrics)",
+    ),
+}
+_SEED_MAX = 2**32 - 1  # numpy's seeds
+
+
+def check_ranges(config: Namespace) -> None:
+    """Raise ConfigError, in one line, for a setting that passes its type check but would fail after start-up."""
+    seed = config.get("seed_everything")
+    if not isinstance(seed, bool) and (not isinstance(seed, int) or not 0 <= seed <= _SEED_MAX):
+        raise ConfigError(f"seed_everything={seed!r} is not allowed: it must be an integer in [0, {_SEED_MAX}]")
+    val_seed = config.get("data", {}).get("val_seed") if isinstance(config.get("data"), (dict, Namespace)) else None
+    if val_seed is not None and (not isinstance(val_seed, int) or isinstance(val_seed, bool) or val_seed < 0):
+        raise ConfigError(f"data.val_seed={val_seed!r} is not allowed: it must be an integer >= 0")
+    for name, (ok, allowed) in _TRAINER_RANGES.items():
+        value = config.trainer.get(name)
+        if not ok(value):
+            raise ConfigError(f"trainer.{name}={value!r} is not allowed: it must be {allowed}")
+
+
 class MiniBertCLI(LightningCLI):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("seed_everything_default", 0)
@@ -107,6 +173,7 @@ class MiniBertCLI(LightningCLI):
         # --trainer.max_step is an error instead of silently meaning --trainer.max_steps
         kwargs.setdefault("parser_kwargs", {"exit_on_error": False, "allow_abbrev": False})
         self._checkpoint: dict | None = None  # the ckpt_path file, read while parsing
+        self._settings: dict = {}  # this run's training settings, stored in its checkpoints
         super().__init__(EncoderModule, StreamDataModule, *args, subclass_mode_model=True, **kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
@@ -115,7 +182,12 @@ class MiniBertCLI(LightningCLI):
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
+        plugins = self._subcommand_config().trainer.get("plugins")
+        plugins = [] if plugins is None else plugins if isinstance(plugins, list) else [plugins]
+        if not any(isinstance(p, CheckpointIO) for p in plugins):
+            kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
+        trainer.callbacks += [Preemption(), TrainingConfig(self._settings)]
         bar = trainer.progress_bar_callback
         if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
             # Lightning's default bar redraws the terminal twice a step, a cost paid on every step (figures in
@@ -135,24 +207,45 @@ class MiniBertCLI(LightningCLI):
             if not isinstance(args, (dict, Namespace)):
                 _check_yaml_files(sys.argv[1:] if args is None else args)
             super().parse_arguments(parser, args)
-            self._resolve_ckpt_path(self._subcommand_config())  # before Lightning reads the file
+            config = self._subcommand_config()
+            if config.get("trainer") is not None:  # not for --print_config and the like
+                check_ranges(config)
+                self._settings = training_settings(config.clone().as_dict())
+                self._resolve_ckpt_path(config)  # before Lightning reads the file
 
     def _resolve_ckpt_path(self, config: Namespace) -> None:
         ckpt_path = config.get("ckpt_path")
         if ckpt_path == "last":
-            ckpt_path = newest_last_checkpoint(config.trainer.default_root_dir or ".") or "last"
+            found = resumable_checkpoint(config.trainer.default_root_dir or ".")
+            if found is None:
+                return  # Lightning starts fresh, with a warning
+            ckpt_path, self._checkpoint = found
             config.ckpt_path = str(ckpt_path)
-        if ckpt_path is not None and str(ckpt_path) not in _CKPT_KEYWORDS:
+        elif ckpt_path is not None and str(ckpt_path) not in _CKPT_KEYWORDS:
             self._checkpoint = read_checkpoint(ckpt_path, field="ckpt_path")  # exists, loads, is minibert's
+        if self._checkpoint is not None:
+            self._check_resume(str(ckpt_path), self._checkpoint, config)
+
+    def _check_resume(self, path: str, checkpoint: dict, config: Namespace) -> None:
+        """Refuse a checkpoint trained with other settings; stop early when its run already finished."""
+        saved = saved_settings(checkpoint)
+        if saved is not None and (differ := config_differences(saved, self._settings)):
+            shape = any(d.startswith("model.init_args.encoder.") for d in differ)
+            raise ConfigError(
+                f"ckpt_path={path!r} was trained with other settings{', an encoder of another shape' if shape else ''}"
+                f" ({'; '.join(differ)}): resume with the settings it was trained with, or start a new run in "
+                "another trainer.default_root_dir"
+            )
+        step, max_steps = checkpoint.get("global_step", 0), config.trainer.max_steps
+        if step >= max_steps:
+            raise AlreadyFinished(
+                f"{path} is already finished (step {step} of trainer.max_steps={max_steps}): nothing to resume, "
+                "its outputs are left as they are"
+            )
 
     def before_instantiate_classes(self) -> None:
         with _config_errors():
             trainer = self._subcommand_config().trainer
-            if not isinstance(trainer.max_steps, int) or trainer.max_steps <= 0:
-                raise ConfigError(
-                    f"trainer.max_steps={trainer.max_steps!r} is not allowed: it must be a positive integer "
-                    "(the training stream is infinite, so steps are the budget)"
-                )
             root = trainer.default_root_dir or "."
             if trainer.logger is None or trainer.logger is True:
                 trainer.logger = {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": root}}
@@ -165,7 +258,31 @@ class MiniBertCLI(LightningCLI):
             super().instantiate_classes()
             if self._checkpoint is not None:
                 self.model.check_checkpoint(self._checkpoint)  # a resume of another shape fails here, not in torch
+                _check_same_module(self._checkpoint, self.model)
                 self._checkpoint = None
+
+    def fit(self, **kwargs) -> None:
+        """`trainer.fit`; a stop on SIGTERM that Lightning raised itself (e.g. under DDP during validation)
+        ends with status 143 like one that Preemption handled."""
+        try:
+            self.trainer.fit(**kwargs)
+        except SIGTERMException:
+            raise Preempted(15) from None
+
+
+def _check_same_module(checkpoint: dict, model: EncoderModule) -> None:
+    """A checkpoint of another kind of module (a fine-tuning one given to pre-training) fails here, in one line,
+    naming the weights whose names or shapes differ."""
+    saved = {k: tuple(v.shape) for k, v in checkpoint["state_dict"].items()}
+    here = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    differ = sorted(k for k in saved.keys() | here.keys() if saved.get(k) != here.get(k))
+    if differ:
+        shown = ", ".join(f"{k} {saved.get(k, 'absent')} there, {here.get(k, 'absent')} here" for k in differ[:3])
+        raise ValueError(
+            f"ckpt_path holds another kind of model than {type(model).__name__} ({shown}"
+            f"{' ...' if len(differ) > 3 else ''}): resume a checkpoint of the same model, or give a pre-training "
+            "checkpoint to fine-tuning as model.init_args.encoder_ckpt"
+        )
 
 
 def _default_save_dir_to(logger: object, root: str) -> None:
@@ -182,6 +299,16 @@ def _default_save_dir_to(logger: object, root: str) -> None:
             return
 
 
+def io_error_line(err: OSError) -> str:
+    """One line for a file the run could not read or write: what failed, where, and what to do."""
+    where = f" {err.filename!r}" if err.filename else ""
+    what = err.strerror or str(err)
+    return (
+        f"cannot read or write{where}: {what}. Check the folder's permissions and free space, "
+        "or set trainer.default_root_dir to a writable folder"
+    )
+
+
 def main(args=None) -> None:
     try:
         MiniBertCLI(args=args)
@@ -189,4 +316,12 @@ def main(args=None) -> None:
         if os.environ.get("JSONARGPARSE_DEBUG"):
             raise
         print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(EXIT_BAD_INPUT)
+    except AlreadyFinished as err:
+        print(f"minibert: {err}", file=sys.stderr)
+        sys.exit(0)
+    except OSError as err:
+        if os.environ.get("JSONARGPARSE_DEBUG"):
+            raise
+        print(f"error: {io_error_line(err)}", file=sys.stderr)
+        sys.exit(EXIT_ENVIRONMENT)

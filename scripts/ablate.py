@@ -3,9 +3,13 @@
     python scripts/ablate.py                              # default grid, 3 seeds, into results/
     python scripts/ablate.py --only 'finetune/*' --seeds 5
     python scripts/ablate.py --report-only                # rebuild csv/md/png/html from finished runs
+    python scripts/ablate.py --executor slurm --slurm-partition cpu --workers 64   # one SLURM job per run
 
-Runs are resumable: a rerun skips runs whose summary.json exists and redoes any run killed mid-way.
-Exit code 0 when every run succeeded, 1 when some failed (each is listed with its log), 2 on bad input.
+Runs are resumable: a rerun reuses runs whose summary.json is complete and was made by the same code, and
+redoes any run killed mid-way, damaged or stale. One runner per --out (a second one says who holds it).
+Exit code 0 when every run succeeded, 1 when some failed (each is listed with its log), 2 on bad input
+(grid, options, a report that would drop results), 3 when the machine fails us (a folder that cannot be
+written, a full disk, --out held by another runner), 130/143 when interrupted (Ctrl-C/SIGTERM).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shlex
+import signal
 import sys
 import time
 from datetime import datetime, timezone
@@ -24,9 +30,13 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from tqdm import tqdm  # noqa: E402
 
-from minibert.ablation.grid import GridError, load_grid  # noqa: E402
-from minibert.ablation.report import write_report  # noqa: E402
-from minibert.ablation.runner import plan, run_all  # noqa: E402
+from minibert.ablation.executors import EXECUTORS, LocalPool, Submitit  # noqa: E402
+from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
+from minibert.ablation.lock import Busy, OutLock  # noqa: E402
+from minibert.ablation.report import ReportError, write_report  # noqa: E402
+from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
+
+EXIT_BAD_INPUT, EXIT_ENVIRONMENT = 2, 3
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -42,7 +52,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU count)")
     p.add_argument("--logger", choices=("csv", "wandb"), default="csv", help="wandb runs offline without an API key")
     p.add_argument("--force", action="store_true", help="rerun runs that already finished")
+    p.add_argument("--reuse-stale", action="store_true", help="reuse finished runs made by other code (warns)")
     p.add_argument("--report-only", action="store_true", help="only rebuild the report from finished runs")
+    p.add_argument("--replace-report", action="store_true", help="allow a report that drops runs of the old one")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: worker processes here (default); slurm: one SLURM job per run through submitit "
+        "(--workers jobs at a time); submitit-local: submitit's local backend, for testing",
+    )
+    p.add_argument("--slurm-partition", help="SLURM partition for --executor slurm")
+    p.add_argument("--slurm-account", help="SLURM account for --executor slurm")
+    p.add_argument("--timeout-min", type=int, default=60, help="time limit of one submitit job (default 60)")
+    p.add_argument("--cpus-per-task", type=int, default=1, help="CPUs of one submitit job (default 1)")
     args = p.parse_args(argv)
     if args.seed_list is not None:
         try:
@@ -53,30 +76,103 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error("--seed-list is empty")
     elif args.seeds < 1:
         p.error(f"--seeds={args.seeds}: must be at least 1")
+    if args.seed_list is not None and any(s < 0 or s > 2**32 - 1 for s in args.seed_list):
+        p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
+    for name in ("timeout_min", "cpus_per_task"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')}={getattr(args, name)}: must be at least 1")
     return args
+
+
+def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
+    """Seeds of the run folders `<out>/runs/<experiment>/seed<N>-<key>` of these experiments."""
+    found = set()
+    for name in names:
+        for folder in (out / "runs" / name).glob("seed*-*"):
+            if m := re.fullmatch(r"seed(\d+)-[0-9a-f]+", folder.name):
+                found.add(int(m[1]))
+    return found
+
+
+def make_executor(args: argparse.Namespace, out: Path):
+    if args.executor == "local":
+        return LocalPool(args.workers)
+    # jobs get this environment: the checkout first on the path, so they import this minibert
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    slurm = {k: v for k, v in (("partition", args.slurm_partition), ("account", args.slurm_account)) if v}
+    cluster = "slurm" if args.executor == "slurm" else "local"
+    return Submitit(cluster, out / ".submitit", args.workers, args.timeout_min, args.cpus_per_task, slurm)
+
+
+class Interrupted(BaseException):
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+
+def _interrupt(signum, frame) -> None:
+    raise Interrupted(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
-    seeds = args.seed_list or list(range(args.seeds))
     out = Path(args.out).resolve()
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)
         experiments = grid.select(args.only.split(",") if args.only else None)
-    except GridError as err:
+        with OutLock(out):
+            return run_grid(args, argv, grid, experiments, out, start)
+    except (GridError, ReportError) as err:
         print(f"ablate.py: error: {err}", file=sys.stderr)
-        return 2
-    everything = plan(list(grid.experiments), seeds, out, ROOT)
-    runs = [r for r in everything if r.experiment in experiments]  # --only narrows what runs, not the report
+        return EXIT_BAD_INPUT
+    except Busy as err:
+        print(f"ablate.py: error: {err}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    except ImportError as err:  # submitit missing
+        print(f"ablate.py: error: --executor {args.executor} needs submitit ({err}); pip install submitit",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_ENVIRONMENT
+    except OSError as err:
+        where = f" {err.filename!r}" if err.filename else ""
+        print(
+            f"ablate.py: error: cannot read or write{where}: {err.strerror or err}. Check the folder's permissions "
+            "and free space, or give another --out",
+            file=sys.stderr,
+        )
+        return EXIT_ENVIRONMENT
+
+
+def logged_metrics(runs) -> dict[str, set[str]]:
+    """Experiment name -> the keys its finished runs' summaries hold."""
+    logged: dict[str, set[str]] = {}
+    for r in runs:
+        try:
+            summary = r.read()
+        except DamagedSummary:
+            continue
+        if summary is not None:
+            logged.setdefault(r.experiment.name, set()).update(summary)
+    return logged
+
+
+def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
+    seeds = args.seed_list or list(range(args.seeds))
+    # the report covers every finished run of the grid in --out, whatever seeds this invocation runs
+    everything = plan(list(grid.experiments), sorted(set(seeds) | seeds_on_disk(out, grid.names)), out, ROOT)
+    runs = [r for r in everything if r.experiment in experiments and r.seed in seeds]  # --only, --seeds: what runs
+    check_metrics(grid, logged_metrics(everything))  # names typed in the grid, against runs already there
     for stale in out.glob(".*.tmp"):  # a report file a killed invocation was writing (see files.write_atomic)
         stale.unlink()
 
     failed = []
     trained = 0
     if not args.report_only:
+        todo = triage(runs, force=args.force, reuse_stale=args.reuse_stale)
+        for note in todo.notes:
+            print(note, file=sys.stderr)
         bar = tqdm(total=len(runs), unit="run", desc="ablation", dynamic_ncols=True)
 
         def progress(run, status):
@@ -85,32 +181,38 @@ def main(argv: list[str] | None = None) -> int:
             if status == "failed":
                 tqdm.write(f"FAILED {run.label}")
 
+        previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
-            outcome = run_all(runs, ROOT, args.workers, args.logger, args.force, progress, grid=Path(args.grid).stem)
-        except KeyboardInterrupt:
+            with make_executor(args, out) as executor:  # leaving it cancels what has not finished
+                outcome = run_all(todo, ROOT, executor, args.logger, progress, grid=Path(args.grid).stem)
+        except (KeyboardInterrupt, Interrupted) as err:
             bar.close()
             print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)
-            os._exit(130)  # the workers die with us (see runner._init_worker)
+            os._exit(128 + getattr(err, "signum", signal.SIGINT))  # local workers die with us (PR_SET_PDEATHSIG)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
         bar.close()
         failed, trained = outcome.failed, len(outcome.finished)
         for run, reason in failed:
             print(f"run failed: {run.label}: {reason}", file=sys.stderr)
 
     done = [r for r in runs if r.done]
-    # the report covers every experiment of the grid with finished runs in --out
-    reported = [e for e in grid.experiments if any(r.done for r in everything if r.experiment is e)]
+    finished = [r for r in everything if r.done]
+    check_metrics(grid, logged_metrics(finished))
+    reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
     header = [
         f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"command: `{command}`",
         f"grid: {args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
         f"reported: {len(reported)}",
-        f"machine: {os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: {args.workers}",
+        f"machine: {os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: {args.workers}"
+        + (f", executor: {args.executor}" if args.executor != "local" else ""),
         f"wall time of this invocation: {time.perf_counter() - start:.1f} s "
         f"({trained} runs trained, {len(done) - trained} reused, {len(runs) - len(done)} missing)",
         f"sum of the runs' own wall times: {sum(r.summary()['wall_time_s'] for r in done):.1f} s",
     ]
-    written = write_report(out, grid, reported, [r for r in everything if r.experiment in reported], header)
+    written = write_report(out, grid, reported, finished, header, replace=args.replace_report)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)

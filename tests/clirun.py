@@ -42,11 +42,11 @@ def run_fit(*args: str | Path, timeout: float = 300, env: dict[str, str] | None 
     )
 
 
-def start_fit(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`python -m minibert fit ARGS` started in the background (output discarded)."""
+def start_fit(*args: str | Path, env: dict[str, str] | None = None, stderr=subprocess.DEVNULL) -> subprocess.Popen:
+    """`python -m minibert fit ARGS` started in the background (output discarded, stderr unless given)."""
     return subprocess.Popen(
         fit_command(*args), cwd=ROOT, env=env or cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
     )
 
 

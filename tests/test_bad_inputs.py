@@ -8,6 +8,8 @@ line, exit with status 2 and print no traceback.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,22 @@ CASES = [
     ("unknown encoder key", [*PRETRAIN, f"{ENCODER}.depth=4"], ["'depth' is not accepted", "layers"]),
     ("unknown trainer arg", [*PRETRAIN, "--trainer.max_step=10"], ["unrecognized arguments", "--trainer.max_step"]),
     ("strategy", [*PRETRAIN, "--trainer.strategy=nonsense"], ["strategy='nonsense'", "auto, ddp"]),
+    # Lightning accepts these, then fails (or validates nothing) after start-up
+    ("log_every_n_steps=0", [*PRETRAIN, "--trainer.log_every_n_steps=0"],
+     ["trainer.log_every_n_steps=0", "positive integer"]),
+    ("val_check_interval=0", [*PRETRAIN, "--trainer.val_check_interval=0"],
+     ["trainer.val_check_interval=0", "positive number of steps"]),
+    ("accumulate_grad_batches=0", [*PRETRAIN, "--trainer.accumulate_grad_batches=0"],
+     ["trainer.accumulate_grad_batches=0", "positive integer"]),
+    ("gradient_clip_val<0", [*PRETRAIN, "--trainer.gradient_clip_val=-1"], ["trainer.gradient_clip_val=-1", ">= 0"]),
+    ("limit_val_batches=0", [*PRETRAIN, "--trainer.limit_val_batches=0"],
+     ["trainer.limit_val_batches=0", "positive number"]),
+    ("check_val_every_n_epoch=0", [*PRETRAIN, "--trainer.check_val_every_n_epoch=0"],
+     ["trainer.check_val_every_n_epoch=0", "positive integer"]),
+    ("max_epochs=0", [*PRETRAIN, "--trainer.max_epochs=0"], ["trainer.max_epochs=0", "max_steps is the budget"]),
+    ("val_seed<0", [*PRETRAIN, "--data.val_seed=-1"], ["data.val_seed=-1", ">= 0"]),
+    ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
+    ("seed>2**32-1", [*PRETRAIN, "--seed_everything=4294967296"], ["seed_everything=4294967296", "[0, 4294967295]"]),
 ]
 
 
@@ -132,6 +150,41 @@ def test_bad_file_is_named_before_training(capsys, tmp_path, checkpoint, case):
     assert line.startswith("error: ")
     assert all(f in line for f in fragments), line
     assert not root.exists(), "nothing may be written before the configuration is known to be good"
+
+
+def test_unwritable_root_is_one_line_with_status_3(capsys, tmp_path):
+    """A root the run cannot create (under a file here; a read-only folder when not running as root) ends in
+    one line naming the path and what to do, with status 3 (the machine, not the settings)."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    roots = [blocker / "run"]
+    if os.geteuid() != 0:  # root ignores permission bits
+        readonly = tmp_path / "readonly"
+        readonly.mkdir(mode=0o555)
+        roots.append(readonly / "run")
+    for root in roots:
+        with pytest.raises(SystemExit) as exited:
+            main(["fit", *QUIET, *PRETRAIN, *TINY, f"--trainer.default_root_dir={root}"])
+        assert exited.value.code == 3
+        err = capsys.readouterr().err
+        line = err.strip().splitlines()[-1]
+        assert "Traceback" not in err and line.startswith("error: cannot read or write")
+        assert str(blocker if root.parent == blocker else root.parent) in line and "trainer.default_root_dir" in line
+
+
+def test_full_disk_mid_run_is_one_line_with_status_3(capsys, tmp_path, monkeypatch):
+    import minibert.checkpoints
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(minibert.checkpoints, "write_atomic", full)  # every checkpoint write hits a full disk
+    with pytest.raises(SystemExit) as exited:
+        main(["fit", *QUIET, *PRETRAIN, *TINY, f"--trainer.default_root_dir={tmp_path}"])
+    assert exited.value.code == 3
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and "No space left on device" in line and "last.ckpt" in line
 
 
 def test_enough_distinct_bad_inputs():

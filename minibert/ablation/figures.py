@@ -177,7 +177,7 @@ def curve_figures(boards: list[Board], results: Results) -> list[Figure]:
     log_dirs: dict[str, list[str]] = defaultdict(list)
     for run, summary in results.summaries:
         if "log_dir" in summary:
-            log_dirs[run.experiment.name].append(summary["log_dir"])
+            log_dirs[run.experiment.name].append(run.path(summary["log_dir"]))
     by_group: dict[str, list[Board]] = defaultdict(list)
     for b in boards:
         by_group[group_of(b.experiment.name)].append(b)

@@ -19,6 +19,11 @@ A grid file (see configs/ablations/default.yaml):
         value: {experiment: finetune/frozen, metric: val/acc}
         at_most: 0.60
 
+Every field is type-checked with a one-line error naming the file, the entry and the field; experiment
+names are folder names under `<out>/runs/` (letters, digits, `_.-`, parts joined by `/`, no `..`); an
+experiment may name its `encoder_from` before or after itself (runs are ordered by dependency, and a
+cycle is an error); metric names are checked against what finished runs logged (`check_metrics`).
+
 Example:
     >>> grid = load_grid("configs/ablations/default.yaml")  # doctest: +SKIP
     >>> [e.name for e in grid.select(["finetune/full"])]  # doctest: +SKIP
@@ -27,7 +32,10 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ from typing import Any
 import yaml
 
 JOB_TYPES = ("pretrain", "finetune")
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")  # relative, no '.' or '..' parts
 
 
 class GridError(ValueError):
@@ -50,6 +59,28 @@ def _check_keys(where: str, entry: Any, required: set[str], optional: set[str]) 
     missing = required - set(entry)
     if missing:
         raise GridError(f"{where} is missing {sorted(missing)}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _str_list(where: str, value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise GridError(f"{where} must be a non-empty list of {what}, got {value!r}")
+    return value
+
+
+def _str(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise GridError(f"{where} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _number_map(where: str, value: Any) -> dict[str, float]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and _is_number(v) for k, v in value.items()):
+        raise GridError(f"{where} must map metric names to numbers, got {value!r}")
+    return {k: float(v) for k, v in value.items()}
 
 
 @dataclass(frozen=True)
@@ -108,6 +139,16 @@ class Grid:
                 return e
         raise KeyError(name)
 
+    def metric_refs(self) -> list[tuple[str, str, str]]:
+        """(where, experiment, metric) for every metric the grid names."""
+        refs = []
+        for e in self.experiments:
+            refs += [(f"{e.name}.metrics", e.name, m) for m in e.metrics]
+            refs += [(f"{e.name}.reference", e.name, m) for m in e.reference]
+        for i, c in enumerate(self.claims):
+            refs += [(f"claims[{i}]", r.experiment, r.metric) for r in (c.lower, c.higher, c.value) if r is not None]
+        return refs
+
     def select(self, patterns: list[str] | None) -> list[Experiment]:
         """Experiments matching any glob in `patterns` (all when None), plus the experiments they load
         encoders from, in grid order."""
@@ -133,33 +174,80 @@ class Grid:
 
 def _metric_ref(where: str, entry: Any, names: list[str]) -> MetricRef:
     _check_keys(where, entry, {"experiment", "metric"}, set())
-    if entry["experiment"] not in names:
-        raise GridError(f"{where}.experiment={entry['experiment']!r} is not an experiment; valid: {', '.join(names)}")
-    return MetricRef(str(entry["experiment"]), str(entry["metric"]))
+    experiment, metric = _str(f"{where}.experiment", entry["experiment"]), _str(f"{where}.metric", entry["metric"])
+    if experiment not in names:
+        raise GridError(f"{where}.experiment={experiment!r} is not an experiment; valid: {', '.join(names)}")
+    return MetricRef(experiment, metric)
 
 
 def _experiment(where: str, entry: Any, root: Path) -> Experiment:
     _check_keys(where, entry, {"name", "job_type", "configs"}, {"overrides", "encoder_from", "metrics", "reference"})
+    name = entry["name"]
+    if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name.split("/"):
+        raise GridError(
+            f"{where}.name={name!r} is not allowed: it names folders under <out>/runs/, so use letters, digits, "
+            "'_', '.', '-' in parts joined by '/' (no leading '/' or '.', no '..')"
+        )
     if entry["job_type"] not in JOB_TYPES:
         raise GridError(f"{where}.job_type={entry['job_type']!r} is not allowed; use one of {list(JOB_TYPES)}")
-    configs = entry["configs"]
-    if not isinstance(configs, list) or not configs:
-        raise GridError(f"{where}.configs must be a non-empty list of YAML paths, got {configs!r}")
+    configs = _str_list(f"{where}.configs", entry["configs"], "YAML paths")
     for config in configs:
         if not (root / config).is_file():
             raise GridError(f"{where}.configs: {config!r} does not exist (paths are relative to {root})")
     overrides = entry.get("overrides") or {}
-    if not isinstance(overrides, dict):
+    if not isinstance(overrides, dict) or not all(isinstance(k, str) for k in overrides):
         raise GridError(f"{where}.overrides must be a mapping of dotted keys to values, got {overrides!r}")
+    encoder_from = entry.get("encoder_from")
+    if encoder_from is not None:
+        _str(f"{where}.encoder_from", encoder_from)
+    metrics = entry.get("metrics")
     return Experiment(
-        name=str(entry["name"]),
+        name=name,
         job_type=entry["job_type"],
-        configs=tuple(str(c) for c in configs),
+        configs=tuple(configs),
         overrides=dict(overrides),
-        encoder_from=entry.get("encoder_from"),
-        metrics=tuple(entry.get("metrics") or ()),
-        reference={str(k): float(v) for k, v in (entry.get("reference") or {}).items()},
+        encoder_from=encoder_from,
+        metrics=() if metrics is None else tuple(_str_list(f"{where}.metrics", metrics, "metric names")),
+        reference=_number_map(f"{where}.reference", entry.get("reference") or {}),
     )
+
+
+def _in_dependency_order(path: Path, experiments: list[Experiment]) -> list[Experiment]:
+    """Grid order, except that an experiment comes after the one it loads its encoder from."""
+    by_name = {e.name: e for e in experiments}
+    ordered: list[Experiment] = []
+    placed: set[str] = set()
+
+    def place(e: Experiment, chain: list[str]) -> None:
+        if e.name in placed:
+            return
+        if e.name in chain:
+            cycle = " -> ".join([*chain[chain.index(e.name) :], e.name])
+            raise GridError(f"{path}: encoder_from makes a cycle ({cycle})")
+        if e.encoder_from is not None:
+            place(by_name[e.encoder_from], [*chain, e.name])
+        placed.add(e.name)
+        ordered.append(e)
+
+    for e in experiments:
+        place(e, [])
+    return ordered
+
+
+def check_metrics(grid: Grid, logged: Mapping[str, set[str]]) -> None:
+    """Raise GridError for a metric the grid names (shown, referenced or in a claim) that an experiment's
+    finished runs do not log. `logged` maps experiment names to the keys of their runs' summaries;
+    experiments without finished runs are not checked."""
+    for where, experiment, metric in grid.metric_refs():
+        keys = logged.get(experiment)
+        if keys and metric not in keys:
+            near = difflib.get_close_matches(metric, sorted(keys), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise GridError(
+                f"{grid.path}: {where} names metric {metric!r}, which the runs of {experiment} do not log; "
+                f"{hint}they log: {', '.join(sorted(k for k in keys if '/' in k or k.endswith('params')))}. "
+                "Fix the grid and rebuild with --report-only (finished runs are kept)"
+            )
 
 
 def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
@@ -184,13 +272,24 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
             raise GridError(
                 f"{path}: {e.name}.encoder_from={e.encoder_from!r} is not an experiment; valid: {', '.join(names)}"
             )
-    claims = []
-    for i, c in enumerate(data.get("claims") or []):
+    experiments = _in_dependency_order(path, experiments)
+    claims = data.get("claims") or []
+    if not isinstance(claims, list):
+        raise GridError(f"{path}: claims must be a list, got {claims!r}")
+    parsed = []
+    for i, c in enumerate(claims):
         where = f"{path}: claims[{i}]"
         _check_keys(where, c, {"text"}, {"lower", "higher", "value", "at_least", "at_most"})
         pair, single = "lower" in c and "higher" in c, "value" in c and ("at_least" in c or "at_most" in c)
         if pair == single:
             raise GridError(f"{where} must have either lower+higher or value with at_least/at_most")
+        for bound in ("at_least", "at_most"):
+            if bound in c and not _is_number(c[bound]):
+                raise GridError(f"{where}.{bound} must be a number, got {c[bound]!r}")
         ref = {k: _metric_ref(f"{where}.{k}", c[k], names) for k in ("lower", "higher", "value") if k in c}
-        claims.append(Claim(text=str(c["text"]), at_least=c.get("at_least"), at_most=c.get("at_most"), **ref))
-    return Grid(tuple(experiments), tuple(claims), str(data.get("reference_source", "")), str(path))
+        text = _str(f"{where}.text", c["text"])
+        parsed.append(Claim(text=text, at_least=c.get("at_least"), at_most=c.get("at_most"), **ref))
+    source = data.get("reference_source", "")
+    if not isinstance(source, str):
+        raise GridError(f"{path}: reference_source must be a string, got {source!r}")
+    return Grid(tuple(experiments), tuple(parsed), source, str(path))

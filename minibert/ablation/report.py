@@ -317,6 +317,28 @@ def grid_title(grid: Grid) -> str:
     return f"minibert ablation: {stem}{'' if stem.endswith('grid') else ' grid'}" if stem else "minibert ablation"
 
 
+class ReportError(ValueError):
+    """A report that would cover nothing or less than the one it replaces; the message says what is missing."""
+
+
+def check_not_shrinking(out: Path, results: Results) -> None:
+    """Raise ReportError if `results` has no run, or lacks an (experiment, seed) of `out/ablation.csv`."""
+    if not results.summaries:
+        raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
+    try:
+        with open(out / "ablation.csv", newline="") as f:
+            before = {(row["experiment"], str(row["seed"])) for row in csv.DictReader(f)}
+    except (OSError, KeyError, csv.Error):
+        return  # no previous report, or one that cannot be read: nothing to protect
+    lost = sorted(before - {(run.experiment.name, str(run.seed)) for run, _ in results.summaries})
+    if lost:
+        shown = ", ".join(f"{e} seed {s}" for e, s in lost[:4]) + (" ..." if len(lost) > 4 else "")
+        raise ReportError(
+            f"the report in {out} covers {len(lost)} run(s) this one would drop ({shown}): kept as it is. "
+            "Give the grid and seeds that made it, another --out, or --replace-report"
+        )
+
+
 def write_report(
     out: Path,
     grid: Grid,
@@ -324,11 +346,15 @@ def write_report(
     runs: list[Run],
     header: list[str],
     links: dict[str, str] | None = None,
+    replace: bool = False,
 ) -> list[Path]:
     """Write csv, md, png and html into `out`; returns the paths written. `links`: other pages, title ->
-    href relative to `out` (default: `sibling_dashboards(out)`)."""
+    href relative to `out` (default: `sibling_dashboards(out)`). Refuses (ReportError) to write a report of
+    no run, or one that drops runs of the existing report, unless `replace`."""
     out = Path(out)
     results = Results.collect(runs)
+    if not replace:
+        check_not_shrinking(out, results)
     links = sibling_dashboards(out) if links is None else links
     written = []
 

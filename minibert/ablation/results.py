@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
@@ -25,7 +26,7 @@ from minibert.ablation import accuracies
 from minibert.ablation.accuracies import AccKey, Measure
 from minibert.ablation.grid import Experiment, MetricRef
 from minibert.ablation.intervals import Interval, accuracy_interval
-from minibert.ablation.runner import Run
+from minibert.ablation.runner import DamagedSummary, Run
 from minibert.nested import find
 
 
@@ -34,9 +35,9 @@ def _metrics(summary: dict) -> dict[str, float | None]:
     return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
 
 
-def _run_setup(summary: dict) -> tuple[str, str]:
+def _run_setup(run: Run, summary: dict) -> tuple[str, str]:
     """(objective class name, language class name or '') from the config.yaml the run saved."""
-    path = Path(summary.get("log_dir", ""), "config.yaml")
+    path = run.path(summary.get("log_dir", "")) / "config.yaml"
     if not path.is_file():
         return "", ""
     config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
@@ -105,13 +106,17 @@ class Results:
     @classmethod
     def collect(cls, runs: list[Run]) -> Results:
         values: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-        summaries = [(run, run.summary()) for run in runs if run.done]  # each summary.json read once
+        summaries = []
+        for run in runs:  # each summary.json read once; a damaged one is the runner's to redo, not ours
+            with contextlib.suppress(DamagedSummary):
+                if (summary := run.read()) is not None:
+                    summaries.append((run, summary))
         setups: dict[str, tuple[str, str]] = {}
         for run, summary in summaries:
             for metric, value in _metrics(summary).items():
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
             if run.experiment.name not in setups:
-                setups[run.experiment.name] = _run_setup(summary)
+                setups[run.experiment.name] = _run_setup(run, summary)
         return cls(dict(values), summaries, setups)
 
     def get(self, ref: MetricRef) -> dict[int, float]:

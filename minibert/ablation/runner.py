@@ -1,34 +1,41 @@
-"""Plan and execute the runs of an ablation grid: one run per (experiment, seed), in worker processes.
+"""Plan and execute the runs of an ablation grid: one run per (experiment, seed), on an executor
+(minibert.ablation.executors: local worker processes, or submitit jobs).
 
 Each run's directory is keyed by its resolved inputs (the config files' contents, the overrides, the seed
 and, for fine-tuning, the key of the pre-training run it loads), so editing a config reruns what it
-touches and nothing else. A run is done when `<run_dir>/summary.json` exists; it is written last and
-atomically, so a run killed mid-way is simply redone (its directory is wiped first).
+touches and nothing else. A run is done when `<run_dir>/summary.json` exists and parses; it is written
+last and atomically, so a run killed mid-way is simply redone (its directory is wiped first). A summary
+that does not parse is named and its run redone. Each summary records the code that made it
+(minibert.code_version); a run made by other code is stale and is redone unless stale runs are reused on
+purpose. Paths in a summary (`log_dir`, `checkpoint`) are relative to the run's directory, so a results
+folder can be moved.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
-import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from minibert.ablation.grid import Experiment
+from minibert.code_version import source_hash
 from minibert.files import write_atomic, write_json
 
 DONE = "summary.json"
+SUMMARY_KEYS = ("step", "wall_time_s", "log_dir", "checkpoint")  # what the runner and the report read
+
+
+class DamagedSummary(ValueError):
+    """A run's summary.json exists but is not a complete JSON object."""
 
 
 @dataclass(frozen=True)
@@ -43,19 +50,57 @@ class Run:
     def label(self) -> str:
         return f"{self.experiment.name} seed={self.seed}"
 
+    def read(self) -> dict | None:
+        """The run's summary, None when it has none; DamagedSummary (naming the file) when it does not parse."""
+        path = self.run_dir / DONE
+        try:
+            summary = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (ValueError, UnicodeDecodeError, IsADirectoryError) as err:
+            raise DamagedSummary(f"{path} is unreadable ({type(err).__name__}: {err})") from None
+        if not isinstance(summary, dict):
+            raise DamagedSummary(f"{path} is unreadable (a JSON {type(summary).__name__}, not an object)")
+        if missing := [k for k in SUMMARY_KEYS if k not in summary]:
+            raise DamagedSummary(f"{path} is unreadable (it lacks {', '.join(missing)})")
+        return summary
+
     @property
     def done(self) -> bool:
-        return (self.run_dir / DONE).is_file()
+        """Finished: its summary exists and parses."""
+        try:
+            return self.read() is not None
+        except DamagedSummary:
+            return False
 
     def summary(self) -> dict:
-        return json.loads((self.run_dir / DONE).read_text())
+        summary = self.read()
+        if summary is None:
+            raise FileNotFoundError(f"{self.run_dir / DONE}: the run has not finished")
+        return summary
+
+    def path(self, recorded: str) -> Path:
+        """A path from the summary (relative to the run's directory; older summaries hold absolute ones)."""
+        return self.run_dir / recorded
 
 
 def plan(experiments: list[Experiment], seeds: list[int], out: Path, root: Path) -> list[Run]:
-    """Runs for every experiment and seed, upstream runs first (experiments come in grid order)."""
+    """Runs for every experiment and seed, upstream runs first (an experiment may be listed before the one
+    it loads its encoder from)."""
+    by_name = {e.name: e for e in experiments}
+    ordered: list[Experiment] = []
+
+    def place(e: Experiment) -> None:  # the grid refused cycles already
+        if e not in ordered:
+            if e.encoder_from:
+                place(by_name[e.encoder_from])
+            ordered.append(e)
+
+    for e in experiments:
+        place(e)
     runs: dict[tuple[str, int], Run] = {}
     for seed in seeds:
-        for e in experiments:
+        for e in ordered:
             upstream = runs[(e.encoder_from, seed)] if e.encoder_from else None
             inputs = {
                 "configs": [(root / c).read_text() for c in e.configs],
@@ -73,7 +118,7 @@ def cli_args(run: Run) -> list[str]:
     """The `fit` arguments of a run after its config files: seed, overrides, upstream checkpoint."""
     args = [f"--seed_everything={run.seed}", *run.experiment.cli_args()]
     if run.upstream is not None:
-        args.append(f"--model.init_args.encoder_ckpt={run.upstream.summary()['checkpoint']}")
+        args.append(f"--model.init_args.encoder_ckpt={run.upstream.path(run.upstream.summary()['checkpoint'])}")
     return args
 
 
@@ -145,75 +190,106 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
             import wandb
 
             wandb.finish()  # one wandb run per training run
-    summary["checkpoint"] = str(last_checkpoint(summary["log_dir"]))
+    summary["checkpoint"] = os.path.relpath(last_checkpoint(summary["log_dir"]), run.run_dir)
+    summary["log_dir"] = os.path.relpath(summary["log_dir"], run.run_dir)
     write_json(run.run_dir / DONE, summary)  # last, atomically: its presence means the run finished
     return summary
 
 
-def _init_worker() -> None:
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    try:  # Linux: die with the runner, so a killed runner leaves no orphan finishing a run behind its back
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+@dataclass
+class Triage:
+    """Which runs to train and which finished ones to reuse, with a note for each one that needs a word."""
+
+    todo: list[Run] = field(default_factory=list)
+    reused: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> Triage:
+    """Reuse finished runs made by this code; redo the rest: missing, damaged (named), stale (made by other
+    code, named, unless `reuse_stale`), or everything with `force`."""
+    out = Triage()
+    here = source_hash()
+    for r in runs:
+        try:
+            summary = r.read()
+        except DamagedSummary as err:
+            out.notes.append(f"{err}: training {r.label} again")
+            out.todo.append(r)
+            continue
+        if summary is None or force:
+            out.todo.append(r)
+            continue
+        made_by = (summary.get("code") or {}).get("source_hash")
+        if made_by == here:
+            out.reused.append(r)
+        elif reuse_stale:
+            out.notes.append(f"warning: reusing {r.label}, made by other code (source {made_by}, now {here})")
+            out.reused.append(r)
+        else:
+            out.notes.append(
+                f"{r.label} was made by other code (source {made_by}, now {here}): training it again "
+                "(--reuse-stale keeps it)"
+            )
+            out.todo.append(r)
+    return out
 
 
 @dataclass
 class Outcome:
     finished: list[Run]
-    skipped: list[Run]  # already done before this invocation
+    skipped: list[Run]  # reused: finished before this invocation
     failed: list[tuple[Run, str]]  # run and the reason (with its log path)
 
 
 def run_all(
-    runs: list[Run],
+    plan: Triage,
     root: Path,
-    workers: int,
+    executor,
     logger: str = "csv",
-    force: bool = False,
     on_progress: Callable[[Run, str], None] = lambda run, status: None,
     grid: str = "",
 ) -> Outcome:
-    """Execute every run not done yet (all with `force`), `workers` at a time, upstream before downstream.
+    """Train `plan.todo` on `executor` (minibert.ablation.executors), upstream before downstream.
 
     A failed run is reported with its log path; runs that depend on it are failed too; the rest go on.
     """
-    outcome = Outcome([], [], [])
-    todo = [r for r in runs if force or not r.done]
-    for r in runs:
-        if r not in todo:
-            outcome.skipped.append(r)
-            on_progress(r, "skipped")
-    finished_keys = {r.key for r in outcome.skipped}
+    outcome = Outcome([], list(plan.reused), [])
+    for r in plan.reused:
+        on_progress(r, "skipped")
+    todo = list(plan.todo)
+    finished_keys = {r.key for r in plan.reused}
     failed_keys: set[str] = set()
-    context = multiprocessing.get_context("spawn")  # no inherited thread pools or locks from the parent
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker) as pool:
-        running: dict[Future, Run] = {}
-        while todo or running:
-            for r in list(todo):
-                up = r.upstream
-                if up is not None and up.key in failed_keys:
-                    todo.remove(r)
-                    failed_keys.add(r.key)
-                    outcome.failed.append((r, f"its pre-training run {up.label} failed"))
-                    on_progress(r, "failed")
-                elif up is None or up.key in finished_keys:
-                    todo.remove(r)
-                    running[pool.submit(execute, r, str(root), logger, grid)] = r
-            if not running:
-                continue
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                r = running.pop(future)
+    running: dict[object, Run] = {}
+    while todo or running:
+        for r in list(todo):
+            up = r.upstream
+            if up is not None and up.key in failed_keys:
+                todo.remove(r)
+                failed_keys.add(r.key)
+                outcome.failed.append((r, f"its pre-training run {up.label} failed"))
+                on_progress(r, "failed")
+            elif (up is None or up.key in finished_keys) and len(running) < executor.max_running:
+                todo.remove(r)
                 try:
-                    future.result()
-                except Exception as err:
+                    running[executor.submit(execute, r, str(root), logger, grid)] = r
+                except Exception as err:  # e.g. no sbatch on this machine: every run says so, the runner goes on
                     failed_keys.add(r.key)
-                    reason = "".join(traceback.format_exception_only(type(err), err)).strip()
-                    outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))
+                    outcome.failed.append((r, f"could not submit it: {type(err).__name__}: {err}"))
                     on_progress(r, "failed")
-                else:
-                    finished_keys.add(r.key)
-                    outcome.finished.append(r)
-                    on_progress(r, "finished")
+        if not running:
+            continue
+        for job in executor.wait(list(running)):
+            r = running.pop(job)
+            try:
+                executor.result(job)
+            except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (minibert.preemption)
+                failed_keys.add(r.key)
+                reason = "".join(traceback.format_exception_only(type(err), err)).strip()
+                outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))
+                on_progress(r, "failed")
+            else:
+                finished_keys.add(r.key)
+                outcome.finished.append(r)
+                on_progress(r, "finished")
     return outcome

@@ -1,0 +1,137 @@
+"""Checkpoints: written atomically, found again for `--ckpt_path last`, and checked before a resume.
+
+- `AtomicCheckpointIO` writes a checkpoint to a temporary file beside it, fsyncs and renames it over the
+  old one, so a kill or a full disk leaves the previous checkpoint whole (Lightning's own writer goes
+  through a temporary file in /tmp, which is a copy, not a rename, when /tmp is another file system).
+- `TrainingConfig` stores the settings that decide what is trained in every checkpoint, so a resume can
+  be compared with the run it continues (`config_differences`).
+- `resumable_checkpoint` picks the newest readable `checkpoints/*.ckpt` under a root, skipping (and
+  naming) unreadable ones.
+
+Example:
+    >>> training_settings({"trainer": {"max_steps": 5, "logger": None}, "ckpt_path": "last", "seed_everything": 0})
+    {'seed_everything': 0, 'trainer.max_steps': 5}
+    >>> config_differences({"trainer.max_steps": 5}, {"trainer.max_steps": 6})
+    ['trainer.max_steps=5 there, 6 here']
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from lightning.pytorch.plugins.io import TorchCheckpointIO
+
+from minibert.files import write_atomic
+from minibert.finetune import read_checkpoint
+
+CONFIG_KEY = "minibert_training_config"  # where a checkpoint keeps its run's training settings (JSON text)
+
+# Settings that change where and how a run reports, never the weights it trains: a resume may change them.
+NOT_TRAINING = (
+    "ckpt_path",
+    "config",
+    "summary",
+    "data.num_workers",
+    "data.val_size",
+    "data.val_batch_size",
+    "data.val_seed",
+    "data.source",
+    "trainer.default_root_dir",
+    "trainer.logger",
+    "trainer.callbacks",
+    "trainer.plugins",
+    "trainer.enable_progress_bar",
+    "trainer.enable_model_summary",
+    "trainer.enable_checkpointing",
+    "trainer.log_every_n_steps",
+    "trainer.val_check_interval",
+    "trainer.check_val_every_n_epoch",
+    "trainer.num_sanity_val_steps",
+    "trainer.limit_val_batches",
+    "trainer.profiler",
+    "trainer.barebones",
+)
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    """TorchCheckpointIO whose writes are all-or-nothing: temporary file in the same folder, then rename."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path, storage_options: Any | None = None) -> None:
+        if storage_options is not None:
+            raise TypeError(f"{type(self).__name__} takes no storage_options")
+        buffer = io.BytesIO()
+        torch.save(checkpoint, buffer)
+        write_atomic(path, buffer.getvalue())
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: value}
+
+
+def _plain(value: Any) -> Any:
+    """JSON's view of a value (paths and other objects as text), so a saved and a fresh config compare equal."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def training_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The dotted settings of a parsed CLI config (`Namespace.as_dict()`) that change what is trained."""
+    flat = _flatten(config)
+    ignored = tuple(NOT_TRAINING)
+    return {k: _plain(v) for k, v in sorted(flat.items()) if not any(k == i or k.startswith(i + ".") for i in ignored)}
+
+
+def config_differences(saved: Mapping[str, Any], here: Mapping[str, Any]) -> list[str]:
+    """`key=A there, B here` for every training setting that differs between a checkpoint and this run."""
+    missing = object()
+    keys = sorted(set(saved) | set(here))
+    return [
+        f"{k}={saved.get(k, '(unset)')!r} there, {here.get(k, '(unset)')!r} here"
+        for k in keys
+        if saved.get(k, missing) != here.get(k, missing)
+    ]
+
+
+def saved_settings(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The training settings a checkpoint was written with, or None for a checkpoint that has none."""
+    text = checkpoint.get(CONFIG_KEY)
+    return json.loads(text) if isinstance(text, str) else None
+
+
+class TrainingConfig(L.Callback):
+    """Puts the run's training settings into every checkpoint it writes (as JSON text, so that the
+    checkpoint still loads with `torch.load(weights_only=True)`)."""
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.text = json.dumps(dict(settings), sort_keys=True)
+
+    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict) -> None:
+        checkpoint[CONFIG_KEY] = self.text
+
+
+def resumable_checkpoint(root: str | Path) -> tuple[Path, dict] | None:
+    """The newest readable `checkpoints/*.ckpt` anywhere under `root` and its contents, or None if there is
+    none. An unreadable newer one (cut off, damaged) is named on stderr and the previous complete one is used.
+    """
+    found = sorted(
+        (p for p in Path(root).glob("**/checkpoints/*.ckpt") if p.is_file()),
+        key=lambda p: (p.stat().st_mtime, p.name.startswith("last")),
+        reverse=True,
+    )
+    for path in found:
+        try:
+            return path, read_checkpoint(path, field="ckpt_path")
+        except ValueError as err:
+            print(f"warning: skipping {err}; trying the previous checkpoint", file=sys.stderr)
+    return None

@@ -1,0 +1,97 @@
+"""Preemption: SIGTERM (what a cluster sends before it takes a job's node back) and SIGUSR1 (what SLURM sends
+before a requeue) save `last.ckpt` at the current step and end the run with status 128 + signal number
+(143 for SIGTERM, 138 for SIGUSR1), so the scheduler records a failure and `--ckpt_path last` continues the
+run exactly where it stopped.
+
+The handlers only note the signal; the checkpoint is written at the end of the training step under way,
+where Lightning's ModelCheckpoint writes its own (so a resume from it is bit-identical), and validation
+under way is finished first. With several processes the decision is Lightning's: its SIGTERM handler,
+which these handlers also call, broadcasts rank 0's flag, so every rank stops after the same step.
+Under SLURM this takes the place of Lightning's SIGUSR1 handler (which saves `hpc_ckpt_*.ckpt` and requeues
+the job itself): the run stops with `last.ckpt`, and requeueing is left to the scheduler (`--requeue`)
+or to whoever reruns the command.
+
+Example:
+    >>> Preempted(15).code
+    143
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
+
+SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+
+
+class Preempted(SystemExit):
+    """The run stopped on a signal after saving its state; the exit status is 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def last_checkpoint_path(trainer: L.Trainer) -> Path:
+    """Where `--ckpt_path last` looks: the `last.ckpt` of the run's first ModelCheckpoint, else
+    `<log_dir>/checkpoints/last.ckpt`."""
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.dirpath:
+            return Path(callback.dirpath) / f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
+    return Path(trainer.log_dir or trainer.default_root_dir, "checkpoints", "last.ckpt")
+
+
+class Preemption(L.Callback):
+    """Save `last.ckpt` and stop with status 128 + signum when SIGTERM or SIGUSR1 arrives during training."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+        self._world_size = 1
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        # after Lightning registered its own handlers (which it restores when fit ends)
+        self.signum = None
+        self._world_size = trainer.world_size
+        try:
+            for signum in SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._note)
+        except ValueError:  # not the main thread: signals cannot be handled here
+            self._previous = {}
+
+    def _note(self, signum: int, frame) -> None:
+        self.signum = self.signum or signum
+        lightning_handler = self._previous.get(signal.SIGTERM)
+        if self._world_size > 1 and callable(lightning_handler):
+            lightning_handler(signal.SIGTERM, frame)  # sets trainer.received_sigterm and syncs the ranks
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx: int) -> None:
+        stop = trainer.received_sigterm if trainer.world_size > 1 else self.signum is not None
+        if not stop or trainer.global_step >= trainer.max_steps:
+            return  # the last step: let the run finish, validate and write its summary
+        path = last_checkpoint_path(trainer)
+        trainer.save_checkpoint(path)
+        signum = self.signum or signal.SIGTERM
+        if trainer.is_global_zero:
+            print(
+                f"stopped by {signal.Signals(signum).name} after step {trainer.global_step}; saved {path}; "
+                "continue with --ckpt_path last",
+                file=sys.stderr,
+                flush=True,
+            )
+        raise Preempted(signum)
+
+    def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._restore()
+
+    def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}

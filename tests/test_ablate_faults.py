@@ -1,0 +1,297 @@
+"""scripts/ablate.py against concurrency, damaged and stale results, moved folders, reports that would lose
+results, mistyped grids, unwritable folders, and submitit's local backend."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minibert.ablation.grid import GridError, check_metrics, load_grid
+from minibert.ablation.runner import plan
+from minibert.code_version import source_hash
+from minibert.logs import metric_history
+from tests.test_ablate import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, tiny_grid
+
+PRETRAIN = ["--only", "pretrain/*", "--seeds", "2"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The tiny grid's two pre-training experiments, seeds 0 and 1, finished: (grid file, --out)."""
+    tmp = tmp_path_factory.mktemp("faults")
+    grid, out = tiny_grid(tmp / "grid.yaml"), tmp / "out"
+    result = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    return grid, out
+
+
+def copy_of(out: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    return copy
+
+
+def summaries(out: Path) -> dict[Path, dict]:
+    return {p: json.loads(p.read_text()) for p in sorted(out.glob(RUN_SUMMARIES))}
+
+
+def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    args = [sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out), "--only",
+            "pretrain/bidirectional", "--seeds", "2", "--workers", "2"]  # fmt: skip
+    procs = [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]  # fmt: skip
+    results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == [0, 3], [err[-1500:] for _, _, err in results]
+    winner = next(p for p, (status, _, _) in zip(procs, results) if status == 0)
+    loser_err = next(err for status, _, err in results if status == 3)
+    assert f"is in use by another ablate.py (pid {winner.pid} on " in loser_err
+    assert "Traceback" not in loser_err
+    assert csv_runs(out) == Counter({("pretrain/bidirectional", "0"): 1, ("pretrain/bidirectional", "1"): 1})
+    assert len(list(out.glob(RUN_SUMMARIES))) == 2
+    assert "2 runs trained, 0 reused" in (out / "ablation.md").read_text()
+
+
+def test_sigterm_stops_the_runner_with_143_and_the_rerun_completes_the_grid(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
+    proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(out.glob("runs/*/*/*/run.log")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # mid-grid: a run has started
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-1500:]
+    assert "interrupted: finished runs are kept" in stderr
+    result = ablate(*args)
+    assert result.returncode == 0, result.stderr
+    assert csv_runs(out) == Counter({("pretrain/bidirectional", "0"): 1, ("pretrain/causal", "0"): 1})
+
+
+def test_damaged_summaries_are_named_and_their_runs_redone(finished, tmp_path):
+    grid, out = finished
+    out = copy_of(out, tmp_path)
+    cut, emptied = sorted(out.glob(RUN_SUMMARIES))[:2]
+    cut.write_text(cut.read_text()[:40])  # cut off mid-file
+    emptied.write_text("{}")  # JSON, but not a run's summary
+    result = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert f"{cut} is unreadable (JSONDecodeError" in result.stderr
+    assert f"{emptied} is unreadable (it lacks step, wall_time_s, log_dir, checkpoint)" in result.stderr
+    assert "2 runs trained, 2 reused" in (out / "ablation.md").read_text()
+    assert all(json.loads(p.read_text())["step"] == TINY["trainer.max_steps"] for p in (cut, emptied))
+
+
+def test_run_made_by_other_code_is_redone_unless_reuse_stale(finished, tmp_path):
+    grid, out = finished
+    out = copy_of(out, tmp_path)
+    stale = sorted(out.glob(RUN_SUMMARIES))[-1]
+    summary = json.loads(stale.read_text())
+    assert summary["code"]["source_hash"] == source_hash() and "git_commit" in summary["code"]
+    summary["code"]["source_hash"] = "0" * 16
+    stale.write_text(json.dumps(summary))
+
+    reused = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--reuse-stale")
+    assert reused.returncode == 0, reused.stderr
+    assert "warning: reusing" in reused.stderr and "made by other code (source 0000000000000000" in reused.stderr
+    assert "0 runs trained, 4 reused" in (out / "ablation.md").read_text()
+
+    redone = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "1")
+    assert redone.returncode == 0, redone.stderr
+    assert "was made by other code" in redone.stderr and "--reuse-stale keeps it" in redone.stderr
+    assert "1 runs trained, 3 reused" in (out / "ablation.md").read_text()
+    assert json.loads(stale.read_text())["code"]["source_hash"] == source_hash()
+
+
+def test_report_only_with_fewer_seeds_keeps_every_finished_run(finished):
+    grid, out = finished
+    result = ablate("--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--report-only")
+    assert result.returncode == 0, result.stderr
+    assert set(csv_runs(out)) == {(e, s) for e in ("pretrain/bidirectional", "pretrain/causal") for s in ("0", "1")}
+
+
+def test_report_that_would_lose_results_is_refused(finished, tmp_path):
+    grid, out = finished
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        yaml.safe_dump(
+            {
+                "experiments": [
+                    {
+                        "name": "other/run",
+                        "job_type": "pretrain",
+                        "configs": ["configs/pretrain.yaml"],
+                        "overrides": TINY,
+                    }
+                ]
+            }
+        )
+    )
+    subset = yaml.safe_load(grid.read_text())
+    subset["experiments"], subset["claims"] = subset["experiments"][:1], []  # pretrain/bidirectional alone
+    (tmp_path / "subset.yaml").write_text(yaml.safe_dump(subset))
+
+    empty = ablate("--grid", str(other), "--out", str(out), "--report-only")
+    assert empty.returncode == 2 and "no finished run of this grid" in empty.stderr
+    smaller = ablate("--grid", str(tmp_path / "subset.yaml"), "--out", str(out), "--seeds", "2", "--report-only")
+    assert smaller.returncode == 2
+    assert "covers 2 run(s) this one would drop (pretrain/causal seed 0, pretrain/causal seed 1)" in smaller.stderr
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert after == before, "a refused report leaves every file as it was"
+
+
+def test_moved_results_keep_their_curves_and_fine_tuning_loads_the_moved_checkpoint(finished, tmp_path):
+    grid, out = finished
+    moved = tmp_path / "moved"
+    out.rename(moved)  # the original location is gone while the moved copy is used
+    try:
+        for run_summary in summaries(moved).values():
+            assert not Path(run_summary["log_dir"]).is_absolute() and not Path(run_summary["checkpoint"]).is_absolute()
+        runs = [r for r in plan(list(load_grid(grid, ROOT).experiments), [0], moved, ROOT) if r.done]
+        assert runs and all(metric_history(r.path(r.summary()["log_dir"]), "val/acc") for r in runs)
+        result = ablate("--grid", str(grid), "--out", str(moved), "--only", "finetune/full", "--seeds", "1")
+        assert result.returncode == 0, result.stderr
+        (config,) = moved.glob("runs/finetune/full/seed0-*/lightning_logs/version_0/config.yaml")
+        encoder_ckpt = Path(yaml.safe_load(config.read_text())["model"]["init_args"]["encoder_ckpt"])
+        assert encoder_ckpt.is_file() and moved in encoder_ckpt.parents
+    finally:
+        for finetune in moved.glob("runs/finetune"):
+            shutil.rmtree(finetune)  # leave the fixture as it was for the other tests
+        moved.rename(out)
+
+
+def test_metric_name_typo_is_named_with_what_the_runs_log(finished, tmp_path):
+    grid, out = finished
+    typo = yaml.safe_load(grid.read_text())
+    typo["claims"][0]["lower"]["metric"] = "val/acc_openr"
+    (tmp_path / "typo.yaml").write_text(yaml.safe_dump(typo))
+    result = ablate("--grid", str(tmp_path / "typo.yaml"), "--out", str(out), "--seeds", "2", "--report-only")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert "claims[0] names metric 'val/acc_openr'" in line and "did you mean 'val/acc_opener'?" in line
+
+
+def test_unwritable_out_is_one_line_with_status_3(finished, tmp_path):
+    grid, _ = finished
+    (tmp_path / "a_file").write_text("")
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "a_file" / "out"), "--report-only")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("ablate.py: error: cannot read or write") and "a_file" in line and "--out" in line
+
+
+def test_submitit_local_backend_gives_the_same_metrics_as_local_workers(finished, tmp_path):
+    grid, out = finished
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "submitit"), "--only", "pretrain/bidirectional",
+                    "--seeds", "1", "--executor", "submitit-local")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ((path, got),) = summaries(tmp_path / "submitit").items()
+    want = json.loads((out / path.relative_to(tmp_path / "submitit")).read_text())  # same key, same folder name
+    metrics = [k for k in want if k.startswith(("val/", "train/"))] + ["step"]
+    assert {k: got[k] for k in metrics} == {k: want[k] for k in metrics}
+    assert list((tmp_path / "submitit" / ".submitit").glob("*/*_result.pkl")), "it really went through submitit"
+
+
+GOOD = {"name": "a", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"metrics": "val/acc"}, "metrics must be a non-empty list of metric names, got 'val/acc'"),
+        ({"configs": "configs/pretrain.yaml"}, "configs must be a non-empty list of YAML paths"),
+        ({"name": "../escape"}, "name='../escape' is not allowed"),
+        ({"name": "a/../../b"}, "name='a/../../b' is not allowed"),
+        ({"name": "/abs"}, "name='/abs' is not allowed"),
+        ({"name": 7}, "name=7 is not allowed"),
+        ({"reference": {"val/acc": "high"}}, "reference must map metric names to numbers"),
+        ({"overrides": ["trainer.max_steps=4"]}, "overrides must be a mapping"),
+        ({"encoder_from": ["b"]}, "encoder_from must be a non-empty string"),
+    ],
+)
+def test_grid_fields_are_type_checked(tmp_path, change, message):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, **change}]}))
+    with pytest.raises(GridError, match=None) as err:
+        load_grid(path, ROOT)
+    assert message in str(err.value) and str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_claim_bound_must_be_a_number(tmp_path):
+    path = tmp_path / "grid.yaml"
+    claim = {"text": "t", "value": {"experiment": "a", "metric": "val/acc"}, "at_least": "0.9"}
+    path.write_text(yaml.safe_dump({"experiments": [GOOD], "claims": [claim]}))
+    with pytest.raises(GridError, match=r"claims\[0\]\.at_least must be a number, got '0.9'"):
+        load_grid(path, ROOT)
+
+
+def test_encoder_from_may_come_later_and_cycles_are_named(tmp_path):
+    fine = {"name": "ft", "job_type": "finetune", "configs": ["configs/finetune.yaml"], "encoder_from": "pre"}
+    pre = {**GOOD, "name": "pre"}
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [fine, pre]}))
+    grid = load_grid(path, ROOT)
+    assert grid.names == ["pre", "ft"]
+    runs = plan(list(grid.experiments), [0, 1], tmp_path / "out", ROOT)
+    assert [r.experiment.name for r in runs] == ["pre", "pre", "ft", "ft"]
+    assert all(r.upstream.experiment.name == "pre" and r.upstream.seed == r.seed for r in runs[2:])
+    path.write_text(yaml.safe_dump({"experiments": [fine, {**pre, "job_type": "finetune", "encoder_from": "ft"}]}))
+    with pytest.raises(GridError, match=r"encoder_from makes a cycle \(ft -> pre -> ft\)"):
+        load_grid(path, ROOT)
+
+
+def test_check_metrics_only_judges_experiments_with_finished_runs(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, "metrics": ["val/acc", "val/acc_closer"]}]}))
+    grid = load_grid(path, ROOT)
+    check_metrics(grid, {})  # nothing finished: nothing to judge
+    check_metrics(grid, {"a": {"val/acc", "val/acc_closer", "step"}})
+    with pytest.raises(GridError, match="a.metrics names metric 'val/acc_closer'"):
+        check_metrics(grid, {"a": {"val/acc", "val/acc_opener"}})
+
+
+def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
+    package = tmp_path / "minibert"
+    shutil.copytree(ROOT / "minibert", package, ignore=shutil.ignore_patterns("__pycache__"))
+    first = source_hash.__wrapped__(package)
+    assert first == source_hash()
+    (package / "ablation" / "report.py").write_text("# reads results only\n")
+    assert source_hash.__wrapped__(package) == first
+    (package / "model.py").write_text((package / "model.py").read_text() + "\n# an edit\n")
+    assert source_hash.__wrapped__(package) != first
+
+
+def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):
+    (tmp_path / "metrics.csv").write_text("epoch,step,train/loss,val/acc\n0,9,2.5,\n0,1\x00\x00,2.1,0.4\n0,29,1.9\n0,3")
+    assert metric_history(tmp_path, "train/loss") == [(10, 2.5), (30, 1.9)]  # the garbled and cut-off rows left out
+    assert metric_history(tmp_path, "val/acc") == []
+
+
+def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
+    from minibert.ablation.lock import Busy, OutLock
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from minibert.ablation.lock import OutLock\nwith OutLock({str(tmp_path)!r}):\n"
+         "    print('held', flush=True)\n    import time; time.sleep(60)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(Busy, match=f"in use by another ablate.py \\(pid {holder.pid} on "):
+        OutLock(tmp_path).__enter__()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    with OutLock(tmp_path):  # the kernel dropped the dead holder's lock; the file left behind is harmless
+        assert (tmp_path / ".ablate.lock").is_file()

@@ -1,0 +1,74 @@
+"""A scheduler's signals: SIGTERM (before preemption) and SIGUSR1 (SLURM's requeue warning) stop a training
+run after the step under way with `last.ckpt` saved at that step and status 128 + signal, and
+`--ckpt_path last` then ends with the same summary metrics and weights as a run left alone."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from minibert.cli import newest_last_checkpoint
+from tests.clirun import run_fit, start_fit, summaries, weights
+
+EVERY_25_STEPS = """\
+trainer:
+  callbacks:
+    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+      init_args: {save_last: true, save_top_k: 0, every_n_train_steps: 25}
+"""
+MAX_STEPS = 300
+SHORT = [f"--trainer.max_steps={MAX_STEPS}", "--trainer.val_check_interval=100", "--data.val_size=200"]
+
+
+def signal_after_first_checkpoint(tmp_path: Path, root: Path, signum: int):
+    """Start a run, send `signum` as soon as its step-25 checkpoint exists; returns (status, stderr, args)."""
+    config = tmp_path / "every_25.yaml"
+    config.write_text(EVERY_25_STEPS)
+    args = ["-c", "configs/pretrain.yaml", "-c", config, *SHORT, f"--trainer.default_root_dir={root}"]
+    log = tmp_path / f"stderr-{signum}.txt"
+    with open(log, "w") as err:
+        proc = start_fit(*args, stderr=err)
+        deadline = time.monotonic() + 120
+        while newest_last_checkpoint(root) is None and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "the run ended before it could be signalled"
+        proc.send_signal(signum)
+        status = proc.wait(timeout=120)
+    return status, log.read_text(), args
+
+
+def checkpoint_step(path: Path) -> int:
+    return torch.load(path, map_location="cpu", weights_only=True)["global_step"]
+
+
+def test_sigterm_saves_the_current_step_and_resume_matches_an_uninterrupted_run(tmp_path):
+    root = tmp_path / "preempted"
+    status, stderr, args = signal_after_first_checkpoint(tmp_path, root, signal.SIGTERM)
+    assert status == 143, stderr[-2000:]
+    step = checkpoint_step(newest_last_checkpoint(root))
+    assert 25 < step < MAX_STEPS  # saved at the signal, not at the every-25-steps cadence's step 25
+    assert f"stopped by SIGTERM after step {step}" in stderr
+    assert summaries(root) == [], "a stopped run has no summary: it did not finish"
+
+    resumed = run_fit(*args, "--ckpt_path=last")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    reference = run_fit(*args[:-1], f"--trainer.default_root_dir={tmp_path / 'reference'}")
+    assert reference.returncode == 0, reference.stderr[-2000:]
+    (want,), (got,) = summaries(tmp_path / "reference"), summaries(root)
+    metrics = [k for k in want if k.startswith(("val/", "train/"))] + ["step"]
+    assert {k: got[k] for k in metrics} == {k: want[k] for k in metrics}
+    want_w, got_w = (weights(newest_last_checkpoint(r)) for r in (tmp_path / "reference", root))
+    assert want_w.keys() == got_w.keys() and all(torch.equal(want_w[k], got_w[k]) for k in want_w)
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGUSR1, 138)])
+def test_sigusr1_saves_and_exits_nonzero(tmp_path, signum, status):
+    root = tmp_path / "requeued"
+    got, stderr, _ = signal_after_first_checkpoint(tmp_path, root, signum)
+    assert got == status, stderr[-2000:]
+    assert checkpoint_step(newest_last_checkpoint(root)) > 25
+    assert "stopped by SIGUSR1" in stderr
