@@ -53,6 +53,7 @@ from minibert.data import StreamDataModule
 from minibert.finetune import read_checkpoint
 from minibert.module import EncoderModule
 from minibert.preemption import Preempted, Preemption
+from minibert.validation import NONNEGATIVE_INT, Range, check
 
 EXIT_BAD_INPUT = 2  # a setting or a file given by the user
 EXIT_ENVIRONMENT = 3  # the machine: a folder that cannot be written, a full disk
@@ -150,14 +151,22 @@ _TRAINER_RANGES = {
 _SEED_MAX = 2**32 - 1  # numpy's seeds
 
 
+def _check(owner: str, name: str, value: object, allowed: Range) -> None:
+    """`minibert.validation.check` for a CLI setting (`owner.name`, or `name` at the top), as a ConfigError."""
+    try:
+        check(owner, name, value, allowed)
+    except ValueError as err:
+        raise ConfigError(str(err).removeprefix(".")) from None
+
+
 def check_ranges(config: Namespace) -> None:
     """Raise ConfigError, in one line, for a setting that passes its type check but would fail after start-up."""
     seed = config.get("seed_everything")
-    if not isinstance(seed, bool) and (not isinstance(seed, int) or not 0 <= seed <= _SEED_MAX):
-        raise ConfigError(f"seed_everything={seed!r} is not allowed: it must be an integer in [0, {_SEED_MAX}]")
+    if not isinstance(seed, bool):  # LightningCLI's `seed_everything: true` draws one
+        _check("", "seed_everything", seed, Range(low=0, high=_SEED_MAX, integer=True))
     val_seed = config.get("data", {}).get("val_seed") if isinstance(config.get("data"), (dict, Namespace)) else None
-    if val_seed is not None and (not isinstance(val_seed, int) or isinstance(val_seed, bool) or val_seed < 0):
-        raise ConfigError(f"data.val_seed={val_seed!r} is not allowed: it must be an integer >= 0")
+    if val_seed is not None:
+        _check("data", "val_seed", val_seed, NONNEGATIVE_INT)
     for name, (ok, allowed) in _TRAINER_RANGES.items():
         value = config.trainer.get(name)
         if not ok(value):

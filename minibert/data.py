@@ -24,11 +24,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 from minibert.objectives.base import Batch, Objective
-
-
-def _positive_int(owner: str, name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{owner}.{name}={value!r} is not allowed: it must be a positive integer")
+from minibert.validation import NONNEGATIVE_INT, POSITIVE_INT, check
 
 
 class BatchStream(IterableDataset):
@@ -102,9 +98,8 @@ class StreamDataModule(L.LightningDataModule):
     ) -> None:
         super().__init__()
         for name, value in (("batch_size", batch_size), ("val_size", val_size), ("val_batch_size", val_batch_size)):
-            _positive_int("StreamDataModule", name, value)
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"StreamDataModule.num_workers={num_workers!r} is not allowed: it must be an integer >= 0")
+            check("StreamDataModule", name, value, POSITIVE_INT)
+        check("StreamDataModule", "num_workers", num_workers, NONNEGATIVE_INT)
         self.batch_size, self.val_size, self.val_batch_size = batch_size, val_size, val_batch_size
         self.val_seed, self.num_workers, self.seed = val_seed, num_workers, seed
         self.source = source

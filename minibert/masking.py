@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minibert.languages.base import MASK_ID, Language
+from minibert.validation import UNIT_INTERVAL, check
 
 IGNORE = -100  # label at positions that are not graded (torch's cross_entropy ignore_index)
 
@@ -58,9 +59,7 @@ class MaskingRecipe:
 
     def __post_init__(self) -> None:
         for name in ("p_pick", "p_mask", "p_random"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"MaskingRecipe.{name}={value!r} is not allowed: it must be a number in [0, 1]")
+            check("MaskingRecipe", name, getattr(self, name), UNIT_INTERVAL)
         if self.p_mask + self.p_random > 1.0 + _TOLERANCE:
             raise ValueError(
                 f"MaskingRecipe.p_mask + p_random = {self.p_mask} + {self.p_random} = "

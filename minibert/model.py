@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from minibert.validation import NONNEGATIVE_INT, POSITIVE_INT, check
+
 
 @dataclass(frozen=True)
 class EncoderConfig:
@@ -41,10 +43,8 @@ class EncoderConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_len", "width", "heads", "layers"):
             value = getattr(self, name)
-            if value is None and name in ("vocab_size", "max_len"):
-                continue
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"EncoderConfig.{name}={value!r} is not allowed: it must be a positive integer")
+            if value is not None or name not in ("vocab_size", "max_len"):  # None: the language's
+                check("EncoderConfig", name, value, POSITIVE_INT)
         if self.width % self.heads:
             raise ValueError(
                 f"EncoderConfig.width={self.width} is not allowed with heads={self.heads}: "
@@ -52,8 +52,7 @@ class EncoderConfig:
             )
         if self.norm not in ("post", "pre"):
             raise ValueError(f"EncoderConfig.norm={self.norm!r} is not allowed: use 'post' or 'pre'")
-        if not isinstance(self.segments, int) or self.segments < 0:
-            raise ValueError(f"EncoderConfig.segments={self.segments!r} is not allowed: it must be an integer >= 0")
+        check("EncoderConfig", "segments", self.segments, NONNEGATIVE_INT)
 
 
 class SelfAttention(nn.Module):

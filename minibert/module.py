@@ -25,6 +25,7 @@ from torch import nn
 from minibert.metrics import CategoryAccuracy
 from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
+from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, check
 
 
 class EncoderModule(L.LightningModule):
@@ -39,14 +40,10 @@ class EncoderModule(L.LightningModule):
         warmup_steps: int = 30,
     ) -> None:
         super().__init__()
-        if not (isinstance(lr, (int, float)) and lr > 0):
-            raise ValueError(f"{type(self).__name__}.lr={lr!r} is not allowed: it must be a positive number")
-        if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
-            raise ValueError(f"{type(self).__name__}.weight_decay={weight_decay!r} is not allowed: it must be >= 0")
-        if not isinstance(warmup_steps, int) or warmup_steps < 0:
-            raise ValueError(
-                f"{type(self).__name__}.warmup_steps={warmup_steps!r} is not allowed: it must be an integer >= 0"
-            )
+        owner = type(self).__name__
+        check(owner, "lr", lr, POSITIVE)
+        check(owner, "weight_decay", weight_decay, NONNEGATIVE)
+        check(owner, "warmup_steps", warmup_steps, NONNEGATIVE_INT)
         self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
         self.objective = objective
         self.encoder_config = objective.configure_encoder(encoder or EncoderConfig())

@@ -22,6 +22,7 @@ import numpy as np
 
 from minibert.languages.base import CLS_ID, SPECIALS, Language
 from minibert.languages.dyck import Dyck
+from minibert.validation import POSITIVE_INT, check
 
 _FIRST = len(SPECIALS)
 
@@ -33,8 +34,7 @@ class BracketPairs(Dyck):
     spoil_kinds = ()  # one way only: a wrong closer
 
     def __init__(self, kinds: int = 8, pairs: int = 8) -> None:
-        if not isinstance(pairs, int) or isinstance(pairs, bool) or pairs <= 0:
-            raise ValueError(f"BracketPairs.pairs={pairs!r} is not allowed: it must be a positive integer")
+        check("BracketPairs", "pairs", pairs, POSITIVE_INT)
         super().__init__(kinds=kinds, length=2 * pairs, max_depth=1)
         self.pairs = pairs
 

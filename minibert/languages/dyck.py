@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from minibert.languages.base import CLS_ID, SPECIALS, Language
+from minibert.validation import POSITIVE_INT, Range, check
 
 _FIRST = len(SPECIALS)  # id of the first opener
 _CHUNK = 500  # sentences per oracle pass (bounds the causal form's (B, L, L, D) table)
@@ -41,12 +42,6 @@ def _bucket_name(prefix: str, low: int, high: int | None) -> str:
     return f"{prefix}_{low}" if low == high else f"{prefix}_{low}_{high}"
 
 
-def _positive_int(name: str, value: object, at_most: int | None = None) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0 or (at_most and value > at_most):
-        limit = f" <= {at_most}" if at_most else ""
-        raise ValueError(f"Dyck.{name}={value!r} is not allowed: it must be a positive integer{limit}")
-
-
 class Dyck(Language):
     """`kinds` <= 26 bracket types (openers a.., closers A..), `length` (even) tokens, depth <= `max_depth`."""
 
@@ -56,9 +51,9 @@ class Dyck(Language):
     spoil_kinds = ("swap", "move")
 
     def __init__(self, kinds: int = 4, length: int = 32, max_depth: int = 6) -> None:
-        _positive_int("kinds", kinds, at_most=26)
-        _positive_int("length", length)
-        _positive_int("max_depth", max_depth)
+        check("Dyck", "kinds", kinds, Range(low=1, high=26, integer=True))
+        check("Dyck", "length", length, POSITIVE_INT)
+        check("Dyck", "max_depth", max_depth, POSITIVE_INT)
         if length % 2:
             raise ValueError(f"Dyck.length={length} is not allowed: a word of pairs has an even length")
         self.kinds, self.length, self.max_depth = kinds, length, max_depth

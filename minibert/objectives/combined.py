@@ -27,6 +27,7 @@ from torch import nn
 
 from minibert.model import EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.validation import NONNEGATIVE, check
 
 
 class Combined(Objective):
@@ -49,8 +50,7 @@ class Combined(Objective):
                 f"{sorted(objectives)}"
             )
         for name, w in weights.items():
-            if not isinstance(w, (int, float)) or isinstance(w, bool) or not w >= 0:
-                raise ValueError(f"Combined.weights[{name!r}]={w!r} is not allowed: it must be a number >= 0")
+            check("Combined", f"weights[{name!r}]", w, NONNEGATIVE)
         for i, (name, part) in enumerate(objectives.items()):
             if type(part).score is Objective.score:
                 raise ValueError(

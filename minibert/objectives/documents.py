@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minibert.languages import BracketPairs
+from minibert.validation import POSITIVE, check
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,7 @@ class MarkovDocuments:
     concentration: float = 0.1
 
     def __post_init__(self) -> None:
-        c = self.concentration
-        if not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 < c < float("inf"):
-            raise ValueError(f"MarkovDocuments.concentration={c!r} is not allowed: it must be a positive number")
+        check("MarkovDocuments", "concentration", self.concentration, POSITIVE)
 
     def chains(self, rng: np.random.Generator, n: int, kinds: int) -> np.ndarray:
         """Transition matrices of `n` documents, (n, K, K): row k is the distribution of the kind after k."""

@@ -38,6 +38,7 @@ from minibert.languages import CLS_ID, BracketPairs, Language
 from minibert.model import EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, sized_for
 from minibert.objectives.documents import MarkovDocuments
+from minibert.validation import POSITIVE_INT, check
 
 NOT_NEXT, IS_NEXT = 0, 1
 
@@ -52,8 +53,7 @@ class NextSentence(Objective):
         self, n_pairs: int = 8, documents: MarkovDocuments = MarkovDocuments(), language: Language | None = None
     ) -> None:
         super().__init__()
-        if not isinstance(n_pairs, int) or isinstance(n_pairs, bool) or n_pairs <= 0:
-            raise ValueError(f"NextSentence.n_pairs={n_pairs!r} is not allowed: it must be a positive integer")
+        check("NextSentence", "n_pairs", n_pairs, POSITIVE_INT)
         language = language or BracketPairs()
         if not isinstance(language, BracketPairs):
             raise ValueError(

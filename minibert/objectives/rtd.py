@@ -36,6 +36,7 @@ from minibert.masking import IGNORE, MaskingRecipe
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, encode
 from minibert.objectives.mlm import MaskedLM
+from minibert.validation import POSITIVE, POSITIVE_INT, check
 
 
 class ReplacedTokenDetection(Objective):
@@ -57,13 +58,10 @@ class ReplacedTokenDetection(Objective):
             "generator_heads": generator_heads,
         }
         for name, value in sizes.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"ReplacedTokenDetection.{name}={value!r} is not allowed: it must be an integer > 0")
-        w = discriminator_weight
-        if not isinstance(w, (int, float)) or isinstance(w, bool) or not w > 0:
-            raise ValueError(f"ReplacedTokenDetection.discriminator_weight={w!r} is not allowed: it must be > 0")
+            check("ReplacedTokenDetection", name, value, POSITIVE_INT)
+        check("ReplacedTokenDetection", "discriminator_weight", discriminator_weight, POSITIVE)
         self.generator_width, self.generator_layers, self.generator_heads = sizes.values()
-        self.discriminator_weight = w
+        self.discriminator_weight = discriminator_weight
         self.mlm = MaskedLM(masking, eval_masking=masking, language=language)  # the generator's task and head
         self.language = self.mlm.language
 

@@ -30,6 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from minibert.languages import Language
 from minibert.masking import Masked, MaskingRecipe
 from minibert.objectives.mlm import MaskedLM
+from minibert.validation import POSITIVE_INT, Range, check
 
 
 def _longest_run(free: np.ndarray) -> int:
@@ -47,11 +48,8 @@ class SpanMasking(MaskingRecipe):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        m = self.mean_length
-        if not isinstance(m, (int, float)) or isinstance(m, bool) or not 1.0 <= m < float("inf"):
-            raise ValueError(f"SpanMasking.mean_length={m!r} is not allowed: it must be a number >= 1")
-        if not isinstance(self.max_span, int) or isinstance(self.max_span, bool) or self.max_span < 1:
-            raise ValueError(f"SpanMasking.max_span={self.max_span!r} is not allowed: it must be an integer >= 1")
+        check("SpanMasking", "mean_length", self.mean_length, Range(low=1))
+        check("SpanMasking", "max_span", self.max_span, POSITIVE_INT)
 
     def expected_length(self) -> float:
         """Mean of min(Geometric(1 / mean_length), max_span) = sum over k < max_span of P(length > k)."""
