@@ -53,7 +53,7 @@ from minibert.data import StreamDataModule
 from minibert.finetune import read_checkpoint
 from minibert.module import EncoderModule
 from minibert.preemption import Preempted, Preemption
-from minibert.validation import NONNEGATIVE_INT, Range, check
+from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Range, check
 
 EXIT_BAD_INPUT = 2  # a setting or a file given by the user
 EXIT_ENVIRONMENT = 3  # the machine: a folder that cannot be written, a full disk
@@ -124,29 +124,17 @@ def newest_last_checkpoint(root: str | Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-# trainer settings Lightning accepts but that fail (or silently do nothing) later: (test, what is allowed)
+# trainer settings Lightning accepts but that fail (or silently do nothing) later:
+# (range, other values also allowed, why the range is what it is)
 _TRAINER_RANGES = {
-    "max_steps": (_positive_int, "a positive integer (the training stream is infinite, so steps are the budget)"),
-    "log_every_n_steps": (_positive_int, "a positive integer"),
-    "accumulate_grad_batches": (_positive_int, "a positive integer"),
-    "val_check_interval": (
-        lambda v: v is None or isinstance(v, (str, dict)) or (isinstance(v, (int, float)) and v > 0),
-        "a positive number of steps (or a duration)",
-    ),
-    "gradient_clip_val": (lambda v: v is None or (isinstance(v, (int, float)) and v >= 0), "None or a number >= 0"),
-    "check_val_every_n_epoch": (lambda v: v is None or _positive_int(v), "None or a positive integer"),
-    "max_epochs": (
-        lambda v: v is None or v == -1 or _positive_int(v),
-        "None, -1 or a positive integer (the training stream is one endless epoch; max_steps is the budget)",
-    ),
-    "limit_val_batches": (
-        lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
-        "a positive number (the run's summary is its validation metrics)",
-    ),
+    "max_steps": (POSITIVE_INT, (), "the training stream is infinite, so steps are the budget"),
+    "log_every_n_steps": (POSITIVE_INT, (), ""),
+    "accumulate_grad_batches": (POSITIVE_INT, (), ""),
+    "val_check_interval": (POSITIVE, (None, "a duration"), "a positive number of steps between validations"),
+    "gradient_clip_val": (NONNEGATIVE, (None,), ""),
+    "check_val_every_n_epoch": (POSITIVE_INT, (None,), ""),
+    "max_epochs": (POSITIVE_INT, (None, -1), "the training stream is one endless epoch; max_steps is the budget"),
+    "limit_val_batches": (POSITIVE, (None,), "the run's summary is its validation metrics"),
 }
 _SEED_MAX = 2**32 - 1  # numpy's seeds
 
@@ -167,10 +155,16 @@ def check_ranges(config: Namespace) -> None:
     val_seed = config.get("data", {}).get("val_seed") if isinstance(config.get("data"), (dict, Namespace)) else None
     if val_seed is not None:
         _check("data", "val_seed", val_seed, NONNEGATIVE_INT)
-    for name, (ok, allowed) in _TRAINER_RANGES.items():
+    for name, (allowed, also, why) in _TRAINER_RANGES.items():
         value = config.trainer.get(name)
-        if not ok(value):
-            raise ConfigError(f"trainer.{name}={value!r} is not allowed: it must be {allowed}")
+        duration = "a duration" in also and isinstance(value, (str, dict))  # Lightning's "00:01:00" or {minutes: 1}
+        if not (allowed.allows(value) or value in also and not isinstance(value, bool) or duration):
+            options = ", ".join([*(repr(a) if a is not None else "None" for a in also if a != "a duration"), ""])
+            extra = " or a duration" if "a duration" in also else ""
+            raise ConfigError(
+                f"trainer.{name}={value!r} is not allowed: it must be {options}{allowed}{extra}"
+                + (f" ({why})" if why else "")
+            )
 
 
 class MiniBertCLI(LightningCLI):
