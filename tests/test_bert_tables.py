@@ -69,15 +69,17 @@ def test_probes_page_picks_the_best_probe_by_mean_and_reports_each_seeds_differe
     out = tmp_path / "probes"
     out.mkdir()
     acc = {"full": [0.99, 1.0, 0.98], "frozen": [0.50, 0.52, 0.49], "layer2-mean": [0.61, 0.55, 0.70],
-           "layer1-max": [0.65, 0.64, 0.66], "emb-mean": [0.5, 0.5, 0.5]}  # fmt: skip
+           "layer1-max": [0.65, 0.64, 0.66], "emb-mean": [0.5, 0.5, 0.5], "layer2-cls": [0.51, 0.50, 0.52]}  # fmt: skip
     write_csv(out / "ablation.csv", [(f"probes/pairs/{k}", "val/acc", v) for k, v in acc.items()])
     assert tables.best_probe(tables.read_values(out / "ablation.csv"), "pairs") == "layer1-max"  # 65.0 > 62.0
     page = tables.write_page("probes", out).read_text()
-    for seed, diff in enumerate(("+15.0", "+12.0", "+17.0")):  # layer1-max minus frozen, seed by seed
-        assert f"| {seed} | {100 * acc['layer1-max'][seed]:.1f} | {100 * acc['frozen'][seed]:.1f} | {diff} |" in page
+    for seed in range(3):  # layer1-max minus frozen, and minus the [CLS] probe, seed by seed
+        p, f, c = (100 * acc[k][seed] for k in ("layer1-max", "frozen", "layer2-cls"))
+        assert f"| {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |" in page
+    assert "| 0 | 65.0 | 50.0 | 51.0 | +15.0 | +14.0 |" in page  # the same, written out once
     diffs = [a - b for a, b in zip(acc["layer1-max"], acc["frozen"])]
     half = 4.303 * statistics.stdev(diffs) / math.sqrt(3)
-    assert f"+{100 * statistics.fmean(diffs):.1f} ± {100 * half:.1f} |" in page
+    assert f"| +{100 * statistics.fmean(diffs):.1f} ± {100 * half:.1f} | " in page
     assert "| layer 2 (last), mean | 62.0 ± " in page and "(61.0 / 55.0 / 70.0)" in page
 
 
