@@ -2,7 +2,9 @@
 
 - `frozen`: encoder weights loaded, `requires_grad_(False)` and eval mode; only the head trains;
 - `full`: encoder weights loaded, every parameter trains (BERT's way);
-- `no_pretrain`: a freshly initialised encoder, every parameter trains.
+- `no_pretrain`: a freshly initialised encoder, every parameter trains;
+- `probe`: encoder frozen as in `frozen`; the objective must be a `Probe`, whose `layer`, `concat` and
+  `pooling` choose the features its linear head reads (BERT's feature-based approach).
 
 Only the encoder's weights are taken from the pre-training checkpoint (strict key match); its MLM head
 is not. The encoder's shape comes from the checkpoint unless `encoder` is given, which must then agree.
@@ -25,6 +27,7 @@ from minibert.model import Encoder, EncoderConfig
 from minibert.module import EncoderModule
 from minibert.objectives.base import Objective
 from minibert.objectives.grammaticality import Grammaticality
+from minibert.objectives.probe import Probe
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ REGIMES = {
     "frozen": Regime(load_encoder=True, train_encoder=False),
     "full": Regime(load_encoder=True, train_encoder=True),
     "no_pretrain": Regime(load_encoder=False, train_encoder=True),
+    "probe": Regime(load_encoder=True, train_encoder=False),
 }
 
 
@@ -85,6 +89,11 @@ class FinetuneModule(EncoderModule):
     ) -> None:
         if regime not in REGIMES:
             raise ValueError(f"FinetuneModule.regime={regime!r} is not allowed: choose one of {sorted(REGIMES)}")
+        if regime == "probe" and objective is not None and not isinstance(objective, Probe):
+            raise ValueError(
+                f"FinetuneModule.objective={type(objective).__name__} is not allowed with regime='probe': "
+                "use minibert.objectives.Probe (its layer, concat and pooling choose the features)"
+            )
         self.regime = regime
         mode = REGIMES[regime]
         if mode.load_encoder and encoder_ckpt is None:
@@ -97,7 +106,8 @@ class FinetuneModule(EncoderModule):
             if encoder is not None and encoder != pretrained:
                 raise ValueError(f"FinetuneModule.encoder={encoder} differs from the checkpoint's {pretrained}")
             encoder = pretrained
-        super().__init__(objective or Grammaticality(), encoder, lr, weight_decay, warmup_steps)
+        default = Probe() if regime == "probe" else Grammaticality()
+        super().__init__(objective or default, encoder, lr, weight_decay, warmup_steps)
         if mode.load_encoder:
             load_encoder_weights(self.encoder, checkpoint)
         if not mode.train_encoder:

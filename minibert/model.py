@@ -108,7 +108,11 @@ class Encoder(nn.Module):
         # pre-norm leaves the residual stream unnormalised, so it ends with one more LayerNorm
         self.final_norm = nn.LayerNorm(config.width) if config.norm == "pre" else None
 
-    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, ids: torch.Tensor, segments: torch.Tensor | None = None, all_layers: bool = False
+    ) -> torch.Tensor | list[torch.Tensor]:
+        """The last layer's hidden states; with `all_layers`, the list [embeddings, block 1, ..., block L]
+        (layers + 1 tensors, the last one the same as the default output, final norm included)."""
         T = ids.shape[1]
         if T > self.config.max_len:
             raise ValueError(f"sequence of {T} tokens is longer than EncoderConfig.max_len={self.config.max_len}")
@@ -117,9 +121,13 @@ class Encoder(nn.Module):
             if segments is None:
                 raise ValueError("this encoder has segment embeddings: pass segment ids")
             x = x + self.seg(segments)
+        states = [x]  # (B, T, C) each: the embeddings, then every block's output
         for block in self.blocks:
             x = block(x)
-        return self.final_norm(x) if self.final_norm is not None else x
+            states.append(x)
+        if self.final_norm is not None:
+            states[-1] = x = self.final_norm(x)
+        return states if all_layers else x
 
 
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:

@@ -6,6 +6,7 @@ from minibert.objectives.grammaticality import Grammaticality
 from minibert.objectives.mlm import MaskedLM
 from minibert.objectives.next_token import NextTokenLM
 from minibert.objectives.nsp import NextSentence
+from minibert.objectives.probe import Probe
 from minibert.objectives.rtd import ReplacedTokenDetection
 from minibert.objectives.span import SpanMaskedLM, SpanMasking
 
@@ -16,6 +17,7 @@ __all__ = [
     "NextSentence",
     "NextTokenLM",
     "Objective",
+    "Probe",
     "ReplacedTokenDetection",
     "Scored",
     "SpanMaskedLM",

@@ -1,0 +1,93 @@
+"""Feature-based grammaticality: one linear layer on features chosen from the encoder (BERT's Table 7).
+
+The task and its data are `Grammaticality`'s; only what the head reads differs. The features are the
+hidden states of one layer, or of `concat` consecutive layers ending at `layer` laid side by side, pooled
+over the sentence's rows:
+
+- `layer`: 0 is the embeddings (token + position [+ segment]), i is block i's output, negative counts from
+  the top (-1, the default, is the last layer: what `Grammaticality` reads);
+- `concat`: how many layers, ending at `layer`, are concatenated (BERT's "concat last four" is
+  `layer=-1, concat=4`); the head then reads `concat * width` features;
+- `pooling`: `cls` (row 0), `mean` or `max` over every row ([CLS] included), or `last` (the last row, the
+  only one a causal encoder lets see the whole sentence).
+
+The head is linear (`nn.Linear(concat * width, 2)`), so a probe measures what the features hold, not what
+a second network could compute from them. With `layer=-1, concat=1, pooling="cls"` a probe is exactly the
+`frozen` fine-tuning regime's classifier (same initial head, same predictions, bit for bit).
+
+Used with `FinetuneModule(regime="probe")` (the encoder frozen), and possible with any other regime.
+
+Example:
+    >>> from minibert.model import Encoder, EncoderConfig
+    >>> import numpy as np
+    >>> probe = Probe(layer=0, pooling="mean")  # a bag of token embeddings
+    >>> config = probe.configure_encoder(EncoderConfig())
+    >>> probe.build(config)
+    >>> out = probe(Encoder(config), probe.make_batch(np.random.default_rng(0), 4, "val"))
+    >>> out.preds.shape, probe.head.in_features
+    (torch.Size([4]), 32)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from minibert.languages import Language
+from minibert.model import Encoder, EncoderConfig
+from minibert.objectives.base import Batch, Scored
+from minibert.objectives.grammaticality import Grammaticality
+
+POOLINGS = ("cls", "mean", "max", "last")
+
+
+class Probe(Grammaticality):
+    """language: whose sentences are judged; layer, concat, pooling: the features (see the module docstring)."""
+
+    def __init__(
+        self, language: Language | None = None, layer: int = -1, concat: int = 1, pooling: str = "cls"
+    ) -> None:
+        super().__init__(language)
+        if not isinstance(layer, int) or isinstance(layer, bool):
+            raise ValueError(f"Probe.layer={layer!r} is not allowed: it must be an integer (0 = the embeddings)")
+        if not isinstance(concat, int) or isinstance(concat, bool) or concat < 1:
+            raise ValueError(f"Probe.concat={concat!r} is not allowed: it must be a positive integer")
+        if pooling not in POOLINGS:
+            raise ValueError(f"Probe.pooling={pooling!r} is not allowed: choose one of {', '.join(POOLINGS)}")
+        self.layer, self.concat, self.pooling = layer, concat, pooling
+
+    def build(self, config: EncoderConfig) -> None:
+        states = config.layers + 1  # the embeddings and every block
+        if not -states <= self.layer < states:
+            raise ValueError(
+                f"Probe.layer={self.layer} is not allowed with a {config.layers}-layer encoder: "
+                f"use 0..{config.layers} (0 = the embeddings) or -{states}..-1"
+            )
+        self.top = self.layer % states  # index of the last state read, in [embeddings, block 1, ...]
+        if self.concat > self.top + 1:
+            raise ValueError(
+                f"Probe.concat={self.concat} is not allowed with layer={self.layer}: "
+                f"only {self.top + 1} layers end there (the embeddings included)"
+            )
+        self.head = nn.Linear(self.concat * config.width, 2)
+        self.segmented = config.segments > 0
+
+    def features(self, encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids -> (B, concat * width) pooled features."""
+        segments = torch.zeros_like(ids) if self.segmented else None  # one sentence: all segment 0
+        states = encoder(ids, segments, all_layers=True)[self.top - self.concat + 1 : self.top + 1]
+        rows = torch.cat(states, dim=-1)  # (B, T, concat * width)
+        if self.pooling == "cls":
+            return rows[:, 0]
+        if self.pooling == "last":
+            return rows[:, -1]
+        if self.pooling == "mean":
+            return rows.mean(dim=1)
+        return rows.amax(dim=1)
+
+    def forward(self, encoder: Encoder, batch: Batch) -> Scored:
+        logits = self.head(self.features(encoder, batch["inputs"]))  # (B, 2)
+        target = batch["labels"]
+        credit = torch.ones(target.shape, dtype=torch.float64, device=target.device)  # decidable exactly
+        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, batch["categories"], credit=credit)

@@ -1,0 +1,112 @@
+"""The grids behind BERT's Tables 7, 8 and 5 in miniature, and the pages scripts/bert_tables.py builds from them:
+the grids hold exactly the cells the tables read, and the pages' figures are the csv's, recomputed by hand."""
+
+import csv
+import math
+import statistics
+
+import pytest
+
+from minibert.ablation.grid import load_grid
+from minibert.masking import MaskingRecipe
+
+INIT = "model.init_args.objective.init_args"
+
+
+@pytest.fixture(scope="module")
+def tables(scripts):
+    return scripts("bert_tables")
+
+
+def test_probes_grid_has_every_row_of_the_table_on_both_languages(root, tables):
+    grid = load_grid(root / "configs/ablations/probes.yaml", root=root)
+    for lang in ("pairs", "dyck"):
+        for suffix, _ in (("full", ""), *tables.PROBE_ROWS):
+            e = grid[f"probes/{lang}/{suffix}"]
+            assert e.encoder_from == f"probes/{lang}/pretrain"
+            if suffix in ("full", "frozen"):
+                assert e.overrides == {"model.init_args.regime": suffix}
+                continue
+            assert "configs/probe.yaml" in e.configs
+            cell, pooling = suffix.split("-")
+            layer, concat = {"emb": (0, 1), "layer1": (1, 1), "layer2": (2, 1), "concat2": (2, 2)}[cell]
+            assert (e.overrides[f"{INIT}.layer"], e.overrides[f"{INIT}.concat"], e.overrides[f"{INIT}.pooling"]) == (
+                layer,
+                concat,
+                pooling,
+            )
+        assert ("configs/languages/dyck.yaml" in grid[f"probes/{lang}/pretrain"].configs) == (lang == "dyck")
+
+
+def test_masking_grid_runs_the_six_strategies_with_the_rates_their_names_say(root, tables):
+    grid = load_grid(root / "configs/ablations/masking.yaml", root=root)
+    assert len(grid.experiments) == 6 * 2 * 3
+    for lang in ("pairs", "dyck"):
+        for strategy in tables.STRATEGIES:
+            name = f"masking/{lang}/{tables.strategy_tag(strategy)}"
+            recipe = MaskingRecipe(**grid[f"{name}/pretrain"].overrides[f"{INIT}.masking"])
+            mask, same, rnd = (p / 100 for p in strategy)
+            assert (recipe.p_pick, recipe.p_mask, recipe.p_random) == (0.15, mask, rnd)
+            assert recipe.p_kept == pytest.approx(same, abs=1e-12)
+            assert "eval_masking" not in str(grid[f"{name}/pretrain"].overrides)  # graded on the default questions
+            assert grid[f"{name}/full"].overrides["model.init_args.regime"] == "full"
+            assert "configs/probe.yaml" in grid[f"{name}/probe"].configs
+            assert grid[f"{name}/full"].encoder_from == grid[f"{name}/probe"].encoder_from == f"{name}/pretrain"
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, ["experiment", "seed", "metric", "value", "run_dir"])
+        writer.writeheader()
+        for experiment, metric, values in rows:
+            for seed, value in enumerate(values):
+                writer.writerow(
+                    {"experiment": experiment, "seed": seed, "metric": metric, "value": value, "run_dir": "x"}
+                )
+
+
+def test_probes_page_picks_the_best_probe_by_mean_and_reports_each_seeds_difference(tmp_path, tables):
+    out = tmp_path / "probes"
+    out.mkdir()
+    acc = {"full": [0.99, 1.0, 0.98], "frozen": [0.50, 0.52, 0.49], "layer2-mean": [0.61, 0.55, 0.70],
+           "layer1-max": [0.65, 0.64, 0.66], "emb-mean": [0.5, 0.5, 0.5], "layer2-cls": [0.51, 0.50, 0.52]}  # fmt: skip
+    write_csv(out / "ablation.csv", [(f"probes/pairs/{k}", "val/acc", v) for k, v in acc.items()])
+    assert tables.best_probe(tables.read_values(out / "ablation.csv"), "pairs") == "layer1-max"  # 65.0 > 62.0
+    page = tables.write_page("probes", out).read_text()
+    for seed in range(3):  # layer1-max minus frozen, and minus the [CLS] probe, seed by seed
+        p, f, c = (100 * acc[k][seed] for k in ("layer1-max", "frozen", "layer2-cls"))
+        assert f"| {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |" in page
+    assert "| 0 | 65.0 | 50.0 | 51.0 | +15.0 | +14.0 |" in page  # the same, written out once
+    diffs = [a - b for a, b in zip(acc["layer1-max"], acc["frozen"])]
+    half = 4.303 * statistics.stdev(diffs) / math.sqrt(3)
+    assert f"| +{100 * statistics.fmean(diffs):.1f} ± {100 * half:.1f} | " in page
+    assert "| layer 2 (last), mean | 62.0 ± " in page and "(61.0 / 55.0 / 70.0)" in page
+
+
+def test_masking_verdicts_follow_the_probe_means_and_notes_survive_a_rebuild(tmp_path, tables):
+    out = tmp_path / "masking"
+    out.mkdir()
+    rows = []
+    for i, strategy in enumerate(tables.STRATEGIES):  # probe accuracy rises down the list: 0/0/100 best, 80/10/10 worst
+        name = f"masking/pairs/{tables.strategy_tag(strategy)}"
+        rows += [(f"{name}/pretrain", "val/acc", [0.9] * 3), (f"{name}/pretrain", "val/gap/acc", [0.001] * 3)]
+        rows += [(f"{name}/full", "val/acc", [0.95] * 3), (f"{name}/probe", "val/acc", [0.6 + i / 100] * 3)]
+    rows.append(("masking/pairs/80-10-10/pretrain", "val/ceiling/acc", [0.901] * 3))
+    write_csv(out / "ablation.csv", rows)
+    page = tables.write_page("masking", out)
+    text = page.read_text()
+    assert "| best feature-based | 80-10-10 | 0-0-100 (65.0); BERT's holds: no |" in text
+    assert "| worst feature-based | 100-0-0 | 80-10-10 (60.0); BERT's holds: no |" in text
+    assert "| 100% | 0% | 0% | 90.0 ± 0.0 (90.0 / 90.0 / 90.0) | 0.1 ± 0.0" in text
+    page.write_text(text + "\nhand-written reading\n")
+    assert tables.write_page("masking", out).read_text().endswith("<!-- notes -->\n\nhand-written reading\n")
+
+
+def test_tasks_page_reads_the_committed_objectives_grid(root, tables, tmp_path):
+    values = tables.read_values(root / "results/objectives/ablation.csv")
+    lines = "\n".join(tables.tasks_page(values))
+    for name, label in (("bert", "MLM + NSP"), ("mlm", "MLM alone"), ("next_token", "next-token LM")):
+        by_seed = values[(f"objectives/finetune/{name}-full", "val/acc")]
+        assert sorted(by_seed) == [0, 1, 2]
+        row = next(line for line in lines.splitlines() if line.startswith(f"| {label}"))
+        assert f"| {100 * statistics.fmean(by_seed.values()):.1f} ± " in row
