@@ -1,4 +1,5 @@
-"""Checkpoints: written atomically, found again for `--ckpt_path last`, and checked before a resume.
+"""Checkpoints, in one place: written atomically, read with errors that name the setting, found again,
+and checked before a resume.
 
 - `AtomicCheckpointIO` writes a checkpoint to a temporary file beside it, fsyncs and renames it over the
   old one, so a kill or a full disk leaves the previous checkpoint whole (Lightning's own writer goes
@@ -6,7 +7,10 @@
 - `TrainingConfig` stores the settings that decide what is trained in every checkpoint, so a resume can
   be compared with the run it continues (`config_differences`).
 - `resumable_checkpoint` picks the newest readable `checkpoints/*.ckpt` under a root, skipping (and
-  naming) unreadable ones.
+  naming) unreadable ones; `newest_last_checkpoint` and `last_checkpoint` find files without reading them,
+  `last_checkpoint_path` is where a running trainer keeps its `last.ckpt`.
+- `read_checkpoint` loads one (weights only) or says what is wrong with it; `load_encoder_weights` copies
+  its encoder into another model strictly (fine-tuning takes nothing else).
 
 Example:
     >>> training_settings({"trainer": {"max_steps": 5, "logger": None}, "ckpt_path": "last", "seed_everything": 0})
@@ -20,16 +24,18 @@ from __future__ import annotations
 import io
 import json
 import sys
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from minibert.files import write_atomic
-from minibert.finetune import read_checkpoint
+from minibert.model import Encoder
 
 CONFIG_KEY = "minibert_training_config"  # where a checkpoint keeps its run's training settings (JSON text)
 
@@ -135,3 +141,61 @@ def resumable_checkpoint(root: str | Path) -> tuple[Path, dict] | None:
         except ValueError as err:
             print(f"warning: skipping {err}; trying the previous checkpoint", file=sys.stderr)
     return None
+
+
+# --- reading and finding checkpoints -------------------------------------------------------------------
+
+
+def read_checkpoint(path: str | Path, field: str = "encoder_ckpt") -> dict:
+    """Load a minibert checkpoint (weights only) with errors that name the setting `field` and say what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{field}={str(path)!r}: no such file. Pre-train first "
+            "(python -m minibert fit -c configs/pretrain.yaml) and pass its checkpoints/*.ckpt"
+        )
+    if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; a cut-off one loses its directory
+        raise ValueError(
+            f"{field}={str(path)!r} is not a readable PyTorch checkpoint: "
+            "not a zip archive (cut off, or another kind of file)"
+        )
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for truncated or foreign files
+        raise ValueError(f"{field}={str(path)!r} is not a readable PyTorch checkpoint: {err}") from None
+    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "encoder_config" not in checkpoint:
+        raise ValueError(f"{field}={str(path)!r} is not a minibert checkpoint (no encoder_config)")
+    return checkpoint
+
+
+def load_encoder_weights(encoder: Encoder, checkpoint: dict) -> None:
+    """Copy `encoder.*` weights from a checkpoint's state dict into `encoder`, strictly."""
+    prefix = "encoder."
+    state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
+    try:
+        encoder.load_state_dict(state, strict=True)
+    except RuntimeError as err:
+        raise ValueError(f"the checkpoint's encoder does not fit this encoder: {err}") from None
+
+
+def last_checkpoint(log_dir: str | Path) -> Path:
+    """The newest checkpoint file a run saved under `log_dir/checkpoints`."""
+    found = sorted(Path(log_dir, "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise FileNotFoundError(f"no checkpoint under {Path(log_dir, 'checkpoints')}")
+    return found[-1]
+
+
+def newest_last_checkpoint(root: str | Path) -> Path | None:
+    """The most recently written `last*.ckpt` under `root` (any run, any logger layout), or None."""
+    found = [p for p in Path(root).glob("**/checkpoints/last*.ckpt") if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def last_checkpoint_path(trainer: L.Trainer) -> Path:
+    """Where `--ckpt_path last` looks: the `last.ckpt` of the run's first ModelCheckpoint, else
+    `<log_dir>/checkpoints/last.ckpt`."""
+    for callback in trainer.checkpoint_callbacks:
+        if isinstance(callback, ModelCheckpoint) and callback.dirpath:
+            return Path(callback.dirpath) / f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
+    return Path(trainer.log_dir or trainer.default_root_dir, "checkpoints", "last.ckpt")

@@ -30,7 +30,6 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 import yaml
 from jsonargparse import Namespace
@@ -45,12 +44,12 @@ from minibert.checkpoints import (
     AtomicCheckpointIO,
     TrainingConfig,
     config_differences,
+    read_checkpoint,
     resumable_checkpoint,
     saved_settings,
     training_settings,
 )
 from minibert.data import StreamDataModule
-from minibert.finetune import read_checkpoint
 from minibert.module import EncoderModule
 from minibert.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Range, check
@@ -116,12 +115,6 @@ def _config_errors() -> Iterator[None]:
         raise
     except Exception as err:  # parsing and construction only: anything failing here is a bad setting
         raise ConfigError(explain(err)) from err
-
-
-def newest_last_checkpoint(root: str | Path) -> Path | None:
-    """The most recently written `last*.ckpt` under `root` (any run, any logger layout), or None."""
-    found = [p for p in Path(root).glob("**/checkpoints/last*.ckpt") if p.is_file()]
-    return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
 # trainer settings Lightning accepts but that fail (or silently do nothing) later:

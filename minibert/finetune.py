@@ -17,13 +17,10 @@ Example:
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 
-import torch
-
-from minibert.model import Encoder, EncoderConfig
+from minibert.checkpoints import load_encoder_weights, read_checkpoint
+from minibert.model import EncoderConfig
 from minibert.module import EncoderModule
 from minibert.objectives.base import Objective
 from minibert.objectives.grammaticality import Grammaticality
@@ -42,38 +39,6 @@ REGIMES = {
     "no_pretrain": Regime(load_encoder=False, train_encoder=True),
     "probe": Regime(load_encoder=True, train_encoder=False),
 }
-
-
-def read_checkpoint(path: str | Path, field: str = "encoder_ckpt") -> dict:
-    """Load a minibert checkpoint (weights only) with errors that name the setting `field` and say what is wrong."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{field}={str(path)!r}: no such file. Pre-train first "
-            "(python -m minibert fit -c configs/pretrain.yaml) and pass its checkpoints/*.ckpt"
-        )
-    if not zipfile.is_zipfile(path):  # torch.save writes a zip archive; a cut-off one loses its directory
-        raise ValueError(
-            f"{field}={str(path)!r} is not a readable PyTorch checkpoint: "
-            "not a zip archive (cut off, or another kind of file)"
-        )
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for truncated or foreign files
-        raise ValueError(f"{field}={str(path)!r} is not a readable PyTorch checkpoint: {err}") from None
-    if not isinstance(checkpoint, dict) or "state_dict" not in checkpoint or "encoder_config" not in checkpoint:
-        raise ValueError(f"{field}={str(path)!r} is not a minibert checkpoint (no encoder_config)")
-    return checkpoint
-
-
-def load_encoder_weights(encoder: Encoder, checkpoint: dict) -> None:
-    """Copy `encoder.*` weights from a checkpoint's state dict into `encoder`, strictly."""
-    prefix = "encoder."
-    state = {k[len(prefix) :]: v for k, v in checkpoint["state_dict"].items() if k.startswith(prefix)}
-    try:
-        encoder.load_state_dict(state, strict=True)
-    except RuntimeError as err:
-        raise ValueError(f"the checkpoint's encoder does not fit this encoder: {err}") from None
 
 
 class FinetuneModule(EncoderModule):

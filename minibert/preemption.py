@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import signal
 import sys
-from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.callbacks import ModelCheckpoint
+
+from minibert.checkpoints import last_checkpoint_path
 
 SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
 
@@ -34,15 +34,6 @@ class Preempted(SystemExit):
     def __init__(self, signum: int) -> None:
         super().__init__(128 + signum)
         self.signum = signum
-
-
-def last_checkpoint_path(trainer: L.Trainer) -> Path:
-    """Where `--ckpt_path last` looks: the `last.ckpt` of the run's first ModelCheckpoint, else
-    `<log_dir>/checkpoints/last.ckpt`."""
-    for callback in trainer.checkpoint_callbacks:
-        if isinstance(callback, ModelCheckpoint) and callback.dirpath:
-            return Path(callback.dirpath) / f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
-    return Path(trainer.log_dir or trainer.default_root_dir, "checkpoints", "last.ckpt")
 
 
 class Preemption(L.Callback):

@@ -31,11 +31,3 @@ def fit(configs: Sequence[str | Path], overrides: Sequence[str] = (), root_dir: 
     log_dir = Path(run_log_dir(cli.trainer))
     summary = json.loads((log_dir / "summary.json").read_text())
     return {**summary, "log_dir": str(log_dir)}
-
-
-def last_checkpoint(log_dir: str | Path) -> Path:
-    """The newest checkpoint file a run saved under `log_dir/checkpoints`."""
-    found = sorted(Path(log_dir, "checkpoints").glob("*.ckpt"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise FileNotFoundError(f"no checkpoint under {Path(log_dir, 'checkpoints')}")
-    return found[-1]

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from minibert.checkpoints import last_checkpoint
 from minibert.data import StreamDataModule
 from minibert.finetune import FinetuneModule
 from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
-from minibert.run import last_checkpoint
 
 
 @pytest.fixture(scope="module")

@@ -175,7 +175,8 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
     """Worker body: train one run with stdout/stderr in `<run_dir>/run.log`; returns its summary."""
     import torch  # imported in the worker: each worker is single-threaded so that runs share cores fairly
 
-    from minibert.run import fit, last_checkpoint
+    from minibert.checkpoints import last_checkpoint
+    from minibert.run import fit
 
     torch.set_num_threads(1)
     shutil.rmtree(run.run_dir, ignore_errors=True)  # whatever a killed attempt left behind
