@@ -1,3 +1,3 @@
-from minibert.cli import main
+from minibert.training.cli import main
 
 main()

@@ -37,9 +37,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]  # run from a checkout without
 
 import bench_steps  # noqa: E402
 
-from minibert.cli import MiniBertCLI  # noqa: E402
-from minibert.data import StreamDataModule  # noqa: E402
 from minibert.objectives import MaskedLM  # noqa: E402
+from minibert.training.cli import MiniBertCLI  # noqa: E402
+from minibert.training.data import StreamDataModule  # noqa: E402
 
 
 class StepTimer(L.Callback):

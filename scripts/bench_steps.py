@@ -27,11 +27,11 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from minibert.files import write_atomic
+from minibert.atomic_writes import write_atomic
 from minibert.languages import BracketPairs
 from minibert.model import EncoderConfig
-from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
+from minibert.training.module import EncoderModule
 
 NOTES = "<!-- notes below are written by hand; the script that writes this file keeps them -->"
 VOCAB, CLS, MASK, FIRST_CONTENT, KINDS = 18, 0, 1, 2, 8  # the plain loop's own copy of the language's ids

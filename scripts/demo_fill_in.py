@@ -17,14 +17,14 @@ from pathlib import Path
 
 import torch
 
-from minibert.checkpoints import last_checkpoint, read_checkpoint
-from minibert.data import StreamDataModule
-from minibert.display import BLANK, token_rows
 from minibert.masking import IGNORE
 from minibert.model import EncoderConfig
-from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
-from minibert.run import fit
+from minibert.token_rows import BLANK, token_rows
+from minibert.training.checkpoints import last_checkpoint, read_checkpoint
+from minibert.training.data import StreamDataModule
+from minibert.training.fit import fit
+from minibert.training.module import EncoderModule
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs/pretrain.yaml"
 

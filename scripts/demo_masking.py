@@ -15,9 +15,9 @@ import argparse
 
 import numpy as np
 
-from minibert.display import kind_names, label_tokens, token_rows
 from minibert.languages import BracketPairs
 from minibert.masking import KEPT, MASKED, RANDOM, Masked, MaskingRecipe, shares
+from minibert.token_rows import kind_names, label_tokens, token_rows
 
 SHARE_NAMES = {"mask": "[MASK]", "random": "random", "kept": "kept", "picked": "picked"}
 

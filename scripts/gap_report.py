@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.grid import load_grid  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
-from minibert.logs import metric_history  # noqa: E402
+from minibert.metrics_history import metric_history  # noqa: E402
 
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 DISTANCES = ("dist_1", "dist_2_3", "dist_4_7", "dist_8_plus")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from minibert.run import QUIET
+from minibert.training.fit import QUIET
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,15 +37,24 @@ def fit_command(*args: str | Path) -> list[str]:
 def run_fit(*args: str | Path, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python -m minibert fit ARGS`, waited for (no stdin: a prompt fails instead of waiting); output as text."""
     return subprocess.run(
-        fit_command(*args), cwd=ROOT, env=env or cli_env(), stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=timeout,
+        fit_command(*args),
+        cwd=ROOT,
+        env=env or cli_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def start_fit(*args: str | Path, env: dict[str, str] | None = None, stderr=subprocess.DEVNULL) -> subprocess.Popen:
     """`python -m minibert fit ARGS` started in the background (output discarded, stderr unless given)."""
     return subprocess.Popen(
-        fit_command(*args), cwd=ROOT, env=env or cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        fit_command(*args),
+        cwd=ROOT,
+        env=env or cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
         stderr=stderr,
     )
 

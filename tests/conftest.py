@@ -24,7 +24,7 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def short_run(tmp_path_factory) -> dict:
     """One 60-step default pre-training run (every step logged), shared by the tests that need a trained model."""
-    from minibert.run import fit
+    from minibert.training.fit import fit
 
     return fit(
         [ROOT / "configs/pretrain.yaml"],

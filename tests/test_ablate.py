@@ -20,26 +20,46 @@ TINY = {"trainer.max_steps": 4, "trainer.val_check_interval": 2, "data.val_size"
 def tiny_grid(path: Path, extra: list | None = None) -> Path:
     grid = {
         "experiments": [
-            {"name": "pretrain/bidirectional", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
-             "overrides": TINY, "metrics": ["val/acc", "val/acc_opener"], "reference": {"val/acc": 0.894}},
-            {"name": "pretrain/causal", "job_type": "pretrain",
-             "configs": ["configs/pretrain.yaml", "configs/causal.yaml"], "overrides": TINY},
-            {"name": "finetune/full", "job_type": "finetune", "configs": ["configs/finetune.yaml"],
-             "overrides": {**TINY, "model.init_args.regime": "full"}, "encoder_from": "pretrain/bidirectional",
-             "metrics": ["val/acc", "trainable_params"]},
+            {
+                "name": "pretrain/bidirectional",
+                "job_type": "pretrain",
+                "configs": ["configs/pretrain.yaml"],
+                "overrides": TINY,
+                "metrics": ["val/acc", "val/acc_opener"],
+                "reference": {"val/acc": 0.894},
+            },
+            {
+                "name": "pretrain/causal",
+                "job_type": "pretrain",
+                "configs": ["configs/pretrain.yaml", "configs/causal.yaml"],
+                "overrides": TINY,
+            },
+            {
+                "name": "finetune/full",
+                "job_type": "finetune",
+                "configs": ["configs/finetune.yaml"],
+                "overrides": {**TINY, "model.init_args.regime": "full"},
+                "encoder_from": "pretrain/bidirectional",
+                "metrics": ["val/acc", "trainable_params"],
+            },
             *(extra or []),
         ],
-        "claims": [{"text": "causal openers below bidirectional openers",
-                    "lower": {"experiment": "pretrain/causal", "metric": "val/acc_opener"},
-                    "higher": {"experiment": "pretrain/bidirectional", "metric": "val/acc_opener"}}],
+        "claims": [
+            {
+                "text": "causal openers below bidirectional openers",
+                "lower": {"experiment": "pretrain/causal", "metric": "val/acc_opener"},
+                "higher": {"experiment": "pretrain/bidirectional", "metric": "val/acc_opener"},
+            }
+        ],
     }
     path.write_text(yaml.safe_dump(grid))
     return path
 
 
 def ablate(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, **kwargs)
+    return subprocess.run(
+        [sys.executable, "scripts/ablate.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, **kwargs
+    )
 
 
 def csv_runs(out: Path) -> Counter:
@@ -59,8 +79,9 @@ def finished(tmp_path_factory):
 def test_tiny_grid_writes_csv_md_png_html(finished):
     grid, out, result = finished
     assert result.returncode == 0, result.stderr
-    assert csv_runs(out) == Counter({(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full")
-                                     for s in ("0", "1")})
+    assert csv_runs(out) == Counter(
+        {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
+    )
     md = (out / "ablation.md").read_text()
     for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full", "89.4%", "causal openers below"):
         assert name in md
@@ -110,9 +131,13 @@ def test_only_pulls_in_the_pretraining_run_a_finetune_cell_needs(finished, tmp_p
 
 def test_killed_run_is_redone_and_counted_once(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out),
-                             "--seeds", "2", "--workers", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 180
     while not list(out.glob(RUN_SUMMARIES)) and time.time() < deadline:
         time.sleep(0.2)
@@ -127,11 +152,16 @@ def test_killed_run_is_redone_and_counted_once(tmp_path):
 
 
 def test_failed_run_is_reported_and_the_rest_continue(tmp_path):
-    broken = {"name": "pretrain/broken", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
-              "overrides": {**TINY, "model.init_args.lr": -1.0}}
+    broken = {
+        "name": "pretrain/broken",
+        "job_type": "pretrain",
+        "configs": ["configs/pretrain.yaml"],
+        "overrides": {**TINY, "model.init_args.lr": -1.0},
+    }
     grid = tiny_grid(tmp_path / "grid.yaml", extra=[broken])
-    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only",
-                    "pretrain/*", "--workers", "2")
+    result = ablate(
+        "--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only", "pretrain/*", "--workers", "2"
+    )
     assert result.returncode == 1
     assert "run failed: pretrain/broken seed=0" in result.stderr and "lr=-1.0" in result.stderr
     assert "run.log" in result.stderr
@@ -152,13 +182,19 @@ def test_unknown_only_pattern_lists_valid_names(finished):
         ("experiments: [unclosed", "not valid YAML"),
         ("experiments: []", "non-empty list"),
         ("experimants: []", "unknown keys ['experimants']"),
-        ("experiments:\n  - {name: a, job_type: pretrain, configs: [configs/pretrain.yaml], colour: red}",
-         "unknown keys ['colour']"),
+        (
+            "experiments:\n  - {name: a, job_type: pretrain, configs: [configs/pretrain.yaml], colour: red}",
+            "unknown keys ['colour']",
+        ),
         ("experiments:\n  - {name: a, job_type: train, configs: [configs/pretrain.yaml]}", "job_type='train'"),
-        ("experiments:\n  - {name: a, job_type: pretrain, configs: [configs/nope.yaml]}",
-         "'configs/nope.yaml' does not exist"),
-        ("experiments:\n  - {name: a, job_type: finetune, configs: [configs/finetune.yaml], encoder_from: b}",
-         "encoder_from='b' is not an experiment"),
+        (
+            "experiments:\n  - {name: a, job_type: pretrain, configs: [configs/nope.yaml]}",
+            "'configs/nope.yaml' does not exist",
+        ),
+        (
+            "experiments:\n  - {name: a, job_type: finetune, configs: [configs/finetune.yaml], encoder_from: b}",
+            "encoder_from='b' is not an experiment",
+        ),
     ],
 )
 def test_malformed_grid_is_a_clear_error(tmp_path, content, message):
@@ -173,8 +209,21 @@ def test_malformed_grid_is_a_clear_error(tmp_path, content, message):
 def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # no API key, no mode preset
-    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "1", "--only", "finetune/full",
-                    "--logger", "wandb", "--workers", "2", env={**env, "HOME": str(tmp_path)})
+    result = ablate(
+        "--grid",
+        str(grid),
+        "--out",
+        str(out),
+        "--seeds",
+        "1",
+        "--only",
+        "finetune/full",
+        "--logger",
+        "wandb",
+        "--workers",
+        "2",
+        env={**env, "HOME": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     offline = list(out.glob("runs/*/*/*/wandb/offline-run-*"))
     assert len(offline) == 2  # pretrain/bidirectional and finetune/full, one wandb run each
@@ -193,14 +242,25 @@ def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     import random
 
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
-    args = [sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out), "--seeds", "4",
-            "--workers", "2"]
+    args = [
+        sys.executable,
+        "scripts/ablate.py",
+        "--grid",
+        str(grid),
+        "--out",
+        str(out),
+        "--seeds",
+        "4",
+        "--workers",
+        "2",
+    ]
     rng = random.Random(0)
     kills = 0
     while kills < 3:
         before = len(list(out.glob(RUN_SUMMARIES)))
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.time() + 180
         while len(list(out.glob(RUN_SUMMARIES))) == before and proc.poll() is None and time.time() < deadline:
             time.sleep(0.05)
@@ -215,7 +275,12 @@ def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     assert kills >= 2
     result = ablate(*args[2:])
     assert result.returncode == 0, result.stderr
-    assert csv_runs(out) == Counter({(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full")
-                                     for s in ("0", "1", "2", "3")})
+    assert csv_runs(out) == Counter(
+        {
+            (e, s): 1
+            for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full")
+            for s in ("0", "1", "2", "3")
+        }
+    )
     assert not list(out.rglob("*.tmp"))
     assert len(list(out.glob(RUN_SUMMARIES))) == 12

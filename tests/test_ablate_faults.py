@@ -17,8 +17,8 @@ import yaml
 
 from minibert.ablation.grid import GridError, check_metrics, load_grid
 from minibert.ablation.runner import plan
-from minibert.code_version import source_hash
-from minibert.logs import metric_history
+from minibert.metrics_history import metric_history
+from minibert.training.code_version import source_hash
 from tests.test_ablate import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, tiny_grid
 
 PRETRAIN = ["--only", "pretrain/*", "--seeds", "2"]

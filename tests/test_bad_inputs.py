@@ -1,7 +1,7 @@
 """Bad input fails before any training, with one last line that names the setting, the value given and what
 is allowed, never a traceback from inside torch or jsonargparse alone.
 
-Every case runs `minibert.cli.main` (what `python -m minibert` runs) in this process, which is cheap; a few
+Every case runs `minibert.training.cli.main` (what `python -m minibert` runs) in this process, which is cheap; a few
 representative ones also run as a real `python -m minibert fit` subprocess, which must print the same last
 line, exit with status 2 and print no traceback.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from minibert.cli import main
+from minibert.training.cli import main
 from tests.clirun import QUIET, run_fit
 
 PRETRAIN = ["-c", "configs/pretrain.yaml"]
@@ -27,8 +27,11 @@ ENCODER = "--model.init_args.encoder"
 # (case id, arguments after `fit`, fragments the last line must contain: the field, the value, what is allowed)
 CASES = [
     ("p_pick>1", [*PRETRAIN, f"{MASKING}.p_pick=1.5"], ["MaskingRecipe.p_pick", "1.5", "in [0, 1]"]),
-    ("p_random<0", [*PRETRAIN, "--model.init_args.objective.init_args.eval_masking.p_random=-0.1"],
-     ["MaskingRecipe.p_random", "-0.1", "in [0, 1]"]),
+    (
+        "p_random<0",
+        [*PRETRAIN, "--model.init_args.objective.init_args.eval_masking.p_random=-0.1"],
+        ["MaskingRecipe.p_random", "-0.1", "in [0, 1]"],
+    ),
     ("mask+random>1", [*PRETRAIN, f"{MASKING}.p_random=0.3"], ["p_mask + p_random", "0.8 + 0.3", "<= 1"]),
     ("width%heads", [*PRETRAIN, f"{ENCODER}.heads=3"], ["EncoderConfig.width=32", "heads=3", "divisible by heads"]),
     ("width=0", [*PRETRAIN, f"{ENCODER}.width=0"], ["EncoderConfig.width", "0", "positive integer"]),
@@ -44,25 +47,46 @@ CASES = [
     ("warmup<0", [*PRETRAIN, "--model.init_args.warmup_steps=-3"], ["warmup_steps", "-3", "integer >= 0"]),
     ("regime", [*FINETUNE, "--model.init_args.regime=half"], ["FinetuneModule.regime", "half", "frozen", "full"]),
     ("regime needs ckpt", [*FINETUNE, "--model.init_args.regime=frozen"], ["encoder_ckpt", "frozen", "required"]),
-    ("objective class", [*PRETRAIN, "--model.init_args.objective.class_path=minibert.objectives.Nope"],
-     ["objective", "minibert.objectives.Nope", "has no attribute"]),
-    ("unknown model key", [*PRETRAIN, "--model.init_args.bogus=1"],
-     ["EncoderModule", "'bogus' is not accepted", "accepts: objective, encoder, lr"]),
+    (
+        "objective class",
+        [*PRETRAIN, "--model.init_args.objective.class_path=minibert.objectives.Nope"],
+        ["objective", "minibert.objectives.Nope", "has no attribute"],
+    ),
+    (
+        "unknown model key",
+        [*PRETRAIN, "--model.init_args.bogus=1"],
+        ["EncoderModule", "'bogus' is not accepted", "accepts: objective, encoder, lr"],
+    ),
     ("unknown encoder key", [*PRETRAIN, f"{ENCODER}.depth=4"], ["'depth' is not accepted", "layers"]),
     ("unknown trainer arg", [*PRETRAIN, "--trainer.max_step=10"], ["unrecognized arguments", "--trainer.max_step"]),
     ("strategy", [*PRETRAIN, "--trainer.strategy=nonsense"], ["strategy='nonsense'", "auto, ddp"]),
     # Lightning accepts these, then fails (or validates nothing) after start-up
-    ("log_every_n_steps=0", [*PRETRAIN, "--trainer.log_every_n_steps=0"],
-     ["trainer.log_every_n_steps=0", "positive integer"]),
-    ("val_check_interval=0", [*PRETRAIN, "--trainer.val_check_interval=0"],
-     ["trainer.val_check_interval=0", "positive number of steps"]),
-    ("accumulate_grad_batches=0", [*PRETRAIN, "--trainer.accumulate_grad_batches=0"],
-     ["trainer.accumulate_grad_batches=0", "positive integer"]),
+    (
+        "log_every_n_steps=0",
+        [*PRETRAIN, "--trainer.log_every_n_steps=0"],
+        ["trainer.log_every_n_steps=0", "positive integer"],
+    ),
+    (
+        "val_check_interval=0",
+        [*PRETRAIN, "--trainer.val_check_interval=0"],
+        ["trainer.val_check_interval=0", "positive number of steps"],
+    ),
+    (
+        "accumulate_grad_batches=0",
+        [*PRETRAIN, "--trainer.accumulate_grad_batches=0"],
+        ["trainer.accumulate_grad_batches=0", "positive integer"],
+    ),
     ("gradient_clip_val<0", [*PRETRAIN, "--trainer.gradient_clip_val=-1"], ["trainer.gradient_clip_val=-1", ">= 0"]),
-    ("limit_val_batches=0", [*PRETRAIN, "--trainer.limit_val_batches=0"],
-     ["trainer.limit_val_batches=0", "positive number"]),
-    ("check_val_every_n_epoch=0", [*PRETRAIN, "--trainer.check_val_every_n_epoch=0"],
-     ["trainer.check_val_every_n_epoch=0", "positive integer"]),
+    (
+        "limit_val_batches=0",
+        [*PRETRAIN, "--trainer.limit_val_batches=0"],
+        ["trainer.limit_val_batches=0", "positive number"],
+    ),
+    (
+        "check_val_every_n_epoch=0",
+        [*PRETRAIN, "--trainer.check_val_every_n_epoch=0"],
+        ["trainer.check_val_every_n_epoch=0", "positive integer"],
+    ),
     ("max_epochs=0", [*PRETRAIN, "--trainer.max_epochs=0"], ["trainer.max_epochs=0", "max_steps is the budget"]),
     ("val_seed<0", [*PRETRAIN, "--data.val_seed=-1"], ["data.val_seed=-1", ">= 0"]),
     ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
@@ -126,10 +150,14 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
             [*PRETRAIN, f"--ckpt_path={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
             ["ckpt_path", "another shape", "width=32 there, 64 here", "heads=2 there, 4 here"],
         ),
-        "encoder_ckpt missing": ([*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
-                                 ["encoder_ckpt", str(missing), "no such file"]),
-        "encoder_ckpt truncated": ([*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
-                                   ["encoder_ckpt", str(truncated), "not a zip archive"]),
+        "encoder_ckpt missing": (
+            [*FINETUNE, f"--model.init_args.encoder_ckpt={missing}"],
+            ["encoder_ckpt", str(missing), "no such file"],
+        ),
+        "encoder_ckpt truncated": (
+            [*FINETUNE, f"--model.init_args.encoder_ckpt={truncated}"],
+            ["encoder_ckpt", str(truncated), "not a zip archive"],
+        ),
         "encoder_ckpt of another shape": (
             [*FINETUNE, f"--model.init_args.encoder_ckpt={checkpoint}", f"{ENCODER}.width=64", f"{ENCODER}.heads=4"],
             ["FinetuneModule.encoder", "width=64", "differs from the checkpoint", "width=32"],
@@ -137,9 +165,19 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
     }
 
 
-FILE_CASES = ["malformed yaml", "unknown yaml key", "missing config", "missing ckpt", "garbage ckpt", "truncated ckpt",
-              "foreign ckpt", "ckpt of another shape", "encoder_ckpt missing", "encoder_ckpt truncated",
-              "encoder_ckpt of another shape"]
+FILE_CASES = [
+    "malformed yaml",
+    "unknown yaml key",
+    "missing config",
+    "missing ckpt",
+    "garbage ckpt",
+    "truncated ckpt",
+    "foreign ckpt",
+    "ckpt of another shape",
+    "encoder_ckpt missing",
+    "encoder_ckpt truncated",
+    "encoder_ckpt of another shape",
+]
 
 
 @pytest.mark.parametrize("case", FILE_CASES)
@@ -173,12 +211,12 @@ def test_unwritable_root_is_one_line_with_status_3(capsys, tmp_path):
 
 
 def test_full_disk_mid_run_is_one_line_with_status_3(capsys, tmp_path, monkeypatch):
-    import minibert.checkpoints
+    import minibert.training.checkpoints
 
     def full(path, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(minibert.checkpoints, "write_atomic", full)  # every checkpoint write hits a full disk
+    monkeypatch.setattr(minibert.training.checkpoints, "write_atomic", full)  # every checkpoint write hits a full disk
     with pytest.raises(SystemExit) as exited:
         main(["fit", *QUIET, *PRETRAIN, *TINY, f"--trainer.default_root_dir={tmp_path}"])
     assert exited.value.code == 3

@@ -14,10 +14,10 @@ import torch
 from torch.utils.data import default_collate
 from torch.utils.flop_counter import FlopCounterMode
 
-from minibert.data import StreamDataModule
-from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM
-from minibert.run import fit
+from minibert.training.data import StreamDataModule
+from minibert.training.fit import fit
+from minibert.training.module import EncoderModule
 
 
 @pytest.fixture(scope="module")

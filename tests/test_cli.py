@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from minibert.cli import MiniBertCLI
+from minibert.training.cli import MiniBertCLI
 
 # Issue 2, item 8: the names later issues and tools read from summary.json
 ACCURACIES = {

@@ -60,7 +60,9 @@ def test_the_check_sees_a_request_that_leaves_the_file(chromium, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     page = tmp_path / "leaky.html"
-    page.write_text(f"<!doctype html><title>t</title><figure><img alt='x' src='http://127.0.0.1:{port}/x.png'></figure>")
+    page.write_text(
+        f"<!doctype html><title>t</title><figure><img alt='x' src='http://127.0.0.1:{port}/x.png'></figure>"
+    )
     report = inspect_page(page, chromium)
     assert f"http://127.0.0.1:{port}/x.png" in report.requests
     assert report.images[0]["width"] == 0

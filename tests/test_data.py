@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.data import BatchStream, FixedSet, StreamDataModule
 from minibert.masking import MaskingRecipe
 from minibert.objectives import MaskedLM
+from minibert.training.data import BatchStream, FixedSet, StreamDataModule
 
 
 def take(iterable, n: int) -> list[dict]:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from minibert.objectives import MaskedLM
-from minibert.run import fit
+from minibert.training.fit import fit
 from tests.clirun import run_fit, summaries
 
 STEPS = ["--trainer.max_steps=200", "--trainer.val_check_interval=100"]
@@ -42,9 +42,17 @@ class BatchLog(L.Callback):
 
 def test_ddp_two_ranks_matches_single_process(tmp_path):
     root = tmp_path / "ddp"
-    done = run_fit("-c", "configs/pretrain.yaml", *STEPS, "--trainer.strategy=ddp", "--trainer.devices=2",
-                   "--data.batch_size=32", "--trainer.callbacks+=tests.test_ddp.BatchLog",
-                   f"--trainer.default_root_dir={root}", timeout=400)
+    done = run_fit(
+        "-c",
+        "configs/pretrain.yaml",
+        *STEPS,
+        "--trainer.strategy=ddp",
+        "--trainer.devices=2",
+        "--data.batch_size=32",
+        "--trainer.callbacks+=tests.test_ddp.BatchLog",
+        f"--trainer.default_root_dir={root}",
+        timeout=400,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (ddp,) = summaries(root)  # written once, by rank 0
 
@@ -52,8 +60,9 @@ def test_ddp_two_ranks_matches_single_process(tmp_path):
     seen = [json.loads((root / f"batches_rank{r}.json").read_text()) for r in (0, 1)]
     assert not set(seen[0]) & set(seen[1])
     for rank in (0, 1):
-        expected = [MaskedLM().make_batch(np.random.default_rng([0, rank, i]), 32, "train")["inputs"]
-                    for i in range(FIRST)]
+        expected = [
+            MaskedLM().make_batch(np.random.default_rng([0, rank, i]), 32, "train")["inputs"] for i in range(FIRST)
+        ]
         assert seen[rank] == [fingerprint(x) for x in expected]
 
     threads = torch.get_num_threads()

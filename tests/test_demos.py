@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minibert.checkpoints import last_checkpoint
 from minibert.languages import BracketPairs
+from minibert.training.checkpoints import last_checkpoint
 
 LANG = BracketPairs()  # the demos' language
 

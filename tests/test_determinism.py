@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minibert.checkpoints import last_checkpoint
-from minibert.run import fit
+from minibert.training.checkpoints import last_checkpoint
+from minibert.training.fit import fit
 from tests.clirun import weights
 
 SHORT = ["--trainer.max_steps=30", "--trainer.val_check_interval=15", "--data.val_size=200"]

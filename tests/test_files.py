@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from minibert.files import current_umask, write_atomic, write_json
+from minibert.atomic_writes import current_umask, write_atomic, write_json
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077, 0o027])

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.checkpoints import last_checkpoint
-from minibert.data import StreamDataModule
-from minibert.finetune import FinetuneModule
 from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
+from minibert.training.checkpoints import last_checkpoint
+from minibert.training.data import StreamDataModule
+from minibert.training.finetune import FinetuneModule
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.checkpoints import last_checkpoint
-from minibert.cli import main
-from minibert.metrics import CategoryAccuracy
-from minibert.run import fit
+from minibert.training.checkpoints import last_checkpoint
+from minibert.training.cli import main
+from minibert.training.fit import fit
+from minibert.training.metrics import CategoryAccuracy
 
 DYCK = "configs/languages/dyck.yaml"
 TINY = ["--trainer.max_steps=2", "--trainer.val_check_interval=2", "--data.val_size=200", "--data.batch_size=16"]

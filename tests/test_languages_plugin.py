@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from minibert.run import fit
+from minibert.training.fit import fit
 from tests.languages_plugin import Copy
 
 

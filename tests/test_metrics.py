@@ -8,7 +8,7 @@ import torch
 
 from minibert.languages import BracketPairs
 from minibert.masking import IGNORE, KEPT, MASKED, MLM_CATEGORIES, RANDOM, UNTOUCHED, MaskingRecipe, categories
-from minibert.metrics import CategoryAccuracy
+from minibert.training.metrics import CategoryAccuracy
 
 NAMES = ("red", "green", "blue", "never")
 LANG = BracketPairs()

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from minibert.cli import main
 from minibert.model import Encoder
 from minibert.objectives import MaskedLM, Scored
 from minibert.objectives.base import Batch
+from minibert.training.cli import main
 from tests.clirun import QUIET
 
 
@@ -37,8 +37,17 @@ class PoisonedMLM(MaskedLM):
 
 def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path):
     poisoned = f"--model.init_args.objective.class_path={PoisonedMLM.__module__}.PoisonedMLM"  # this very class
-    args = ["fit", *QUIET, "-c", "configs/pretrain.yaml", poisoned, "--model.init_args.objective.init_args.poison_at=7",
-            "--trainer.max_steps=20", "--data.val_size=100", f"--trainer.default_root_dir={tmp_path}"]
+    args = [
+        "fit",
+        *QUIET,
+        "-c",
+        "configs/pretrain.yaml",
+        poisoned,
+        "--model.init_args.objective.init_args.poison_at=7",
+        "--trainer.max_steps=20",
+        "--data.val_size=100",
+        f"--trainer.default_root_dir={tmp_path}",
+    ]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

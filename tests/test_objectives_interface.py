@@ -6,8 +6,8 @@ import numpy as np
 
 from minibert.languages import BracketPairs
 from minibert.masking import MLM_CATEGORIES, MaskingRecipe, categories
-from minibert.module import EncoderModule
 from minibert.objectives import MaskedLM, NextSentence
+from minibert.training.module import EncoderModule
 
 LANG = BracketPairs()
 

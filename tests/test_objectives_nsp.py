@@ -9,9 +9,9 @@ import torch
 from minibert.languages import CLS_ID, BracketPairs
 from minibert.masking import IGNORE, MLM_CATEGORIES
 from minibert.model import Encoder, EncoderConfig
-from minibert.module import EncoderModule
 from minibert.objectives import Combined, Grammaticality, MaskedLM, NextSentence, ReplacedTokenDetection
 from minibert.objectives.documents import MarkovDocuments
+from minibert.training.module import EncoderModule
 
 LANG = BracketPairs()
 SEP_ID = NextSentence().sep_id

@@ -10,7 +10,7 @@ from torch import nn
 from minibert.languages import MASK_ID, BracketPairs, Language
 from minibert.model import EncoderConfig
 from minibert.objectives import Objective, Scored
-from minibert.run import fit
+from minibert.training.fit import fit
 
 
 class LastCloser(Objective):

@@ -8,8 +8,8 @@ import torch
 
 from minibert.masking import IGNORE
 from minibert.model import Encoder, EncoderConfig
-from minibert.module import EncoderModule
 from minibert.objectives import ReplacedTokenDetection
+from minibert.training.module import EncoderModule
 
 
 def built(**kwargs) -> ReplacedTokenDetection:

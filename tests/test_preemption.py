@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from minibert.checkpoints import newest_last_checkpoint
+from minibert.training.checkpoints import newest_last_checkpoint
 from tests.clirun import run_fit, start_fit, summaries, weights
 
 EVERY_25_STEPS = """\

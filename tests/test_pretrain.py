@@ -11,10 +11,10 @@ import torch.nn.functional as F
 
 from minibert.ablation.grid import load_grid
 from minibert.ablation.report import Results, tables
-from minibert.logs import metric_history
 from minibert.masking import IGNORE, MaskingRecipe
-from minibert.module import EncoderModule
+from minibert.metrics_history import metric_history
 from minibert.objectives import MaskedLM
+from minibert.training.module import EncoderModule
 
 
 def train_losses(log_dir: str) -> list[float]:

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.checkpoints import last_checkpoint
-from minibert.finetune import FinetuneModule
 from minibert.languages import Dyck
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives import Grammaticality, Probe
+from minibert.training.checkpoints import last_checkpoint
+from minibert.training.finetune import FinetuneModule
 from tests.test_finetune import checksum, train
 
 

@@ -29,7 +29,7 @@ OBJECTIVE = {
     "pretrain/rtd": "minibert.objectives.ReplacedTokenDetection",
     "pretrain/next_token": "minibert.objectives.NextToken",
     "break/mask_only": "minibert.objectives.MaskedLM",
-    "finetune/full": "minibert.finetune.Grammaticality",
+    "finetune/full": "minibert.training.finetune.Grammaticality",
 }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from minibert.checkpoints import newest_last_checkpoint
+from minibert.training.checkpoints import newest_last_checkpoint
 from tests.clirun import run_fit, start_fit, summaries, weights
 
 # the shipped config with checkpoints every 20 steps instead of 100, and a shorter, cheaper run

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from minibert.checkpoints import CONFIG_KEY
-from minibert.cli import main
+from minibert.training.checkpoints import CONFIG_KEY
+from minibert.training.cli import main
 from tests.clirun import QUIET
 
 PRETRAIN = ["-c", "configs/pretrain.yaml"]
@@ -100,7 +100,7 @@ def test_finetune_checkpoint_as_pretraining_resume_is_one_line(capsys, tmp_path)
     (last,) = root.glob("**/checkpoints/last.ckpt")  # fine-tuning keeps last.ckpt too
     status, err = cli(capsys, *PRETRAIN, *TINY, f"--ckpt_path={last}", f"--trainer.default_root_dir={tmp_path / 'x'}")
     line = err.strip().splitlines()[-1]
-    assert status == 2 and "model.class_path='minibert.finetune.FinetuneModule' there" in line
+    assert status == 2 and "model.class_path='minibert.training.finetune.FinetuneModule' there" in line
     # a checkpoint from before settings were recorded: the weights tell
     old = torch.load(last, map_location="cpu", weights_only=True)
     del old[CONFIG_KEY]
@@ -135,9 +135,9 @@ def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
     previous checkpoint whole and no temporary file; the CLI's trainers write through this plugin."""
     import errno
 
-    import minibert.files
-    from minibert.checkpoints import AtomicCheckpointIO
-    from minibert.cli import MiniBertCLI
+    import minibert.atomic_writes
+    from minibert.training.checkpoints import AtomicCheckpointIO
+    from minibert.training.cli import MiniBertCLI
 
     writer, path = AtomicCheckpointIO(), tmp_path / "last.ckpt"
     writer.save_checkpoint({"w": torch.ones(3)}, path)
@@ -145,7 +145,7 @@ def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
     def interrupted(src, dst):
         raise OSError(errno.ENOSPC, "No space left on device", str(dst))
 
-    monkeypatch.setattr(minibert.files.os, "replace", interrupted)
+    monkeypatch.setattr(minibert.atomic_writes.os, "replace", interrupted)
     with pytest.raises(OSError):
         writer.save_checkpoint({"w": torch.zeros(3)}, path)
     monkeypatch.undo()

@@ -28,7 +28,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from minibert.ablation import accuracies  # noqa: E402
 from minibert.ablation.results import Board, Results  # noqa: E402
-from minibert.logs import metric_history  # noqa: E402
+from minibert.metrics_history import metric_history  # noqa: E402
 
 
 @dataclass

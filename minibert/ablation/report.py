@@ -36,7 +36,7 @@ from minibert.ablation.intervals import (
 )
 from minibert.ablation.results import Board, Results
 from minibert.ablation.runner import Run
-from minibert.files import write_atomic
+from minibert.atomic_writes import write_atomic
 
 __all__ = ["Results", "claim_by_seed", "write_report", "sibling_dashboards"]
 

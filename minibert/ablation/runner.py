@@ -6,7 +6,7 @@ and, for fine-tuning, the key of the pre-training run it loads), so editing a co
 touches and nothing else. A run is done when `<run_dir>/summary.json` exists and parses; it is written
 last and atomically, so a run killed mid-way is simply redone (its directory is wiped first). A summary
 that does not parse is named and its run redone. Each summary records the code that made it
-(minibert.code_version); a run made by other code is stale and is redone unless stale runs are reused on
+(minibert.training.code_version); a run made by other code is stale and is redone unless stale runs are reused on
 purpose. Paths in a summary (`log_dir`, `checkpoint`) are relative to the run's directory, so a results
 folder can be moved.
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 import yaml
 
 from minibert.ablation.grid import Experiment
-from minibert.code_version import source_hash
-from minibert.files import write_atomic, write_json
+from minibert.atomic_writes import write_atomic, write_json
+from minibert.training.code_version import source_hash
 
 DONE = "summary.json"
 SUMMARY_KEYS = ("step", "wall_time_s", "log_dir", "checkpoint")  # what the runner and the report read
@@ -135,7 +135,7 @@ def wandb_config(run: Run, grid: str = "") -> dict:
             "logger": [
                 {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(run.run_dir)}},
                 {
-                    "class_path": "minibert.loggers.SafeWandbLogger",
+                    "class_path": "minibert.training.loggers.SafeWandbLogger",
                     "init_args": {
                         "project": "minibert",
                         "save_dir": str(run.run_dir),
@@ -175,8 +175,8 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
     """Worker body: train one run with stdout/stderr in `<run_dir>/run.log`; returns its summary."""
     import torch  # imported in the worker: each worker is single-threaded so that runs share cores fairly
 
-    from minibert.checkpoints import last_checkpoint
-    from minibert.run import fit
+    from minibert.training.checkpoints import last_checkpoint
+    from minibert.training.fit import fit
 
     torch.set_num_threads(1)
     shutil.rmtree(run.run_dir, ignore_errors=True)  # whatever a killed attempt left behind
@@ -284,7 +284,7 @@ def run_all(
             r = running.pop(job)
             try:
                 executor.result(job)
-            except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (minibert.preemption)
+            except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (training.preemption)
                 failed_keys.add(r.key)
                 reason = "".join(traceback.format_exception_only(type(err), err)).strip()
                 outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))

@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from minibert.cli import MiniBertCLI
-from minibert.loggers import run_log_dir
+from minibert.training.cli import MiniBertCLI
+from minibert.training.loggers import run_log_dir
 
 QUIET = ["--trainer.enable_progress_bar=false", "--trainer.enable_model_summary=false"]
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minibert.checkpoints import load_encoder_weights, read_checkpoint
 from minibert.model import EncoderConfig
-from minibert.module import EncoderModule
 from minibert.objectives.base import Objective
 from minibert.objectives.grammaticality import Grammaticality
 from minibert.objectives.probe import Probe
+from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
+from minibert.training.module import EncoderModule
 
 
 @dataclass(frozen=True)

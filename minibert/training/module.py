@@ -22,9 +22,9 @@ import lightning as L
 import torch
 from torch import nn
 
-from minibert.metrics import CategoryAccuracy
 from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
+from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, check
 
 

@@ -23,7 +23,7 @@ import sys
 
 import lightning as L
 
-from minibert.checkpoints import last_checkpoint_path
+from minibert.training.checkpoints import last_checkpoint_path
 
 SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
 

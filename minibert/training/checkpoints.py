@@ -34,7 +34,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from minibert.files import write_atomic
+from minibert.atomic_writes import write_atomic
 from minibert.model import Encoder
 
 CONFIG_KEY = "minibert_training_config"  # where a checkpoint keeps its run's training settings (JSON text)

@@ -12,16 +12,16 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.cli import SaveConfigCallback
 
-from minibert.code_version import code_version
-from minibert.files import write_json
-from minibert.loggers import run_log_dir
+from minibert.atomic_writes import write_json
 from minibert.nested import find
+from minibert.training.code_version import code_version
+from minibert.training.loggers import run_log_dir
 
 
 class RunSummary(L.Callback):
     """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
     `step`, `wall_time_s` (setup to end of fit), the module's parameter counts and `code`, the code that
-    made it (minibert.code_version: source hash, git commit, dirty flag).
+    made it (minibert.training.code_version: source hash, git commit, dirty flag).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -59,7 +59,7 @@ def hyperparameters(config: dict) -> dict:
     """A run's resolved config as loggers take it: the whole tree (`model`, `data`, `trainer`, ...) plus
     top-level keys to filter runs by: `objective`, `language`, `masking`, `lr`, `seed`, `regime`.
 
-    >>> hp = hyperparameters({"seed_everything": 1, "model": {"class_path": "minibert.module.EncoderModule",
+    >>> hp = hyperparameters({"seed_everything": 1, "model": {"class_path": "minibert.training.module.EncoderModule",
     ...     "init_args": {"lr": 0.003, "objective": {"class_path": "minibert.objectives.MaskedLM",
     ...     "init_args": {"masking": {"p_pick": 0.15}}}}}})
     >>> hp["objective"], hp["lr"], hp["seed"], hp["masking"]

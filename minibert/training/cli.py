@@ -14,7 +14,7 @@
   a checkpoint of a finished run is not resumed (the command says so and exits with status 0, writing
   nothing). Checkpoints are written atomically and carry the settings they were trained with.
 - SIGTERM or SIGUSR1 during training saves `last.ckpt` at the current step and exits with 128 + signal
-  (143 for SIGTERM), see minibert.preemption.
+  (143 for SIGTERM), see minibert.training.preemption.
 - A bad setting stops the run before training with one line naming the setting, its value and what is
   allowed (`ConfigError`; `python -m minibert` prints it as `error: ...` and exits with status 2; set
   `JSONARGPARSE_DEBUG=1` for the full traceback). A file the run cannot read or write (read-only folder,
@@ -39,8 +39,8 @@ from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.plugins.io import CheckpointIO
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
-from minibert.callbacks import RunSummary, SaveAndLogConfig
-from minibert.checkpoints import (
+from minibert.training.callbacks import RunSummary, SaveAndLogConfig
+from minibert.training.checkpoints import (
     AtomicCheckpointIO,
     TrainingConfig,
     config_differences,
@@ -49,9 +49,9 @@ from minibert.checkpoints import (
     saved_settings,
     training_settings,
 )
-from minibert.data import StreamDataModule
-from minibert.module import EncoderModule
-from minibert.preemption import Preempted, Preemption
+from minibert.training.data import StreamDataModule
+from minibert.training.module import EncoderModule
+from minibert.training.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Range, check
 
 EXIT_BAD_INPUT = 2  # a setting or a file given by the user

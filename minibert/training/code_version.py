@@ -2,7 +2,8 @@
 
 The source hash decides whether a finished ablation run can be reused: it works in a clean clone, in a
 copy without git, and it changes with any uncommitted edit. The git fields are recorded for people.
-`minibert/ablation/report.py` is left out of the hash: it only reads results, so editing it reruns nothing.
+The report's modules (`minibert/ablation/report.py` and what only it uses) are left out of the hash: they
+only read results, so editing them reruns nothing.
 
 Example:
     >>> version = code_version()
@@ -17,8 +18,9 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
-NOT_HASHED = ("ablation/report.py",)  # reads results, never makes them
+PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
+# they read results, never make them
+NOT_HASHED = tuple(f"ablation/{name}.py" for name in ("report", "results", "figures", "accuracies", "intervals"))
 
 
 @functools.cache

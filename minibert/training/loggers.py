@@ -54,7 +54,8 @@ class SafeWandbLogger(WandbLogger):
     """`WandbLogger` with `offline=None` meaning: offline when no API key is present, or when the server
     (`WANDB_BASE_URL`, default api.wandb.ai) does not accept a connection within a few seconds.
 
-    Example (YAML): `trainer.logger: {class_path: minibert.loggers.SafeWandbLogger, init_args: {project: minibert}}`
+    Example (YAML):
+    `trainer.logger: {class_path: minibert.training.loggers.SafeWandbLogger, init_args: {project: minibert}}`
     """
 
     def __init__(self, *args, offline: bool | None = None, **kwargs) -> None:
