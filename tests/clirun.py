@@ -19,6 +19,16 @@ from minibert.training.fit import QUIET
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def checkpoints_every(steps: int) -> str:
+    """A config layer that keeps checkpoints/last.ckpt every `steps` steps (the shipped config: every 100)."""
+    return f"""\
+trainer:
+  callbacks:
+    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+      init_args: {{save_last: true, save_top_k: 0, every_n_train_steps: {steps}}}
+"""
+
+
 def cli_env(**changes: str | None) -> dict[str, str]:
     """This process's environment with the worktree importable, one thread, and `changes` (None removes)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}

@@ -41,7 +41,7 @@ def test_a_generator_that_proposes_the_original_leaves_nothing_replaced():
     with torch.no_grad():  # make the generator's head point straight at the true token
         rtd.mlm.head.weight.zero_()
         rtd.mlm.head.bias.fill_(-1e4)
-    hidden = torch.zeros(*batch["inputs"].shape, rtd.generator_width)
+    hidden = torch.zeros(*batch["inputs"].shape, rtd.generator_shape.width)
     rtd.mlm.head.bias.data[batch["labels"][picked][0]] = 1e4  # every proposal: that one token
     inputs, replaced = rtd.propose(hidden, batch)
     target = batch["labels"][picked][0]
@@ -69,7 +69,7 @@ def test_discriminator_accuracy_is_split_by_replaced_and_original_and_the_genera
 
 
 def test_rtd_rejects_bad_settings_by_name():
-    with pytest.raises(ValueError, match="generator_width=0"):
-        ReplacedTokenDetection(generator_width=0)
+    with pytest.raises(ValueError, match="EncoderConfig.width=0"):
+        ReplacedTokenDetection(generator_shape=EncoderConfig(width=0))
     with pytest.raises(ValueError, match="discriminator_weight=0"):
         ReplacedTokenDetection(discriminator_weight=0)

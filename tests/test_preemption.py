@@ -12,14 +12,8 @@ import pytest
 import torch
 
 from minibert.training.checkpoints import newest_last_checkpoint
-from tests.clirun import run_fit, start_fit, summaries, weights
+from tests.clirun import checkpoints_every, run_fit, start_fit, summaries, weights
 
-EVERY_25_STEPS = """\
-trainer:
-  callbacks:
-    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
-      init_args: {save_last: true, save_top_k: 0, every_n_train_steps: 25}
-"""
 MAX_STEPS = 300
 SHORT = [f"--trainer.max_steps={MAX_STEPS}", "--trainer.val_check_interval=100", "--data.val_size=200"]
 
@@ -27,7 +21,7 @@ SHORT = [f"--trainer.max_steps={MAX_STEPS}", "--trainer.val_check_interval=100",
 def signal_after_first_checkpoint(tmp_path: Path, root: Path, signum: int):
     """Start a run, send `signum` as soon as its step-25 checkpoint exists; returns (status, stderr, args)."""
     config = tmp_path / "every_25.yaml"
-    config.write_text(EVERY_25_STEPS)
+    config.write_text(checkpoints_every(25))
     args = ["-c", "configs/pretrain.yaml", "-c", config, *SHORT, f"--trainer.default_root_dir={root}"]
     log = tmp_path / f"stderr-{signum}.txt"
     with open(log, "w") as err:

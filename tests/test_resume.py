@@ -18,15 +18,9 @@ import torch
 import yaml
 
 from minibert.training.checkpoints import newest_last_checkpoint
-from tests.clirun import run_fit, start_fit, summaries, weights
+from tests.clirun import checkpoints_every, run_fit, start_fit, summaries, weights
 
-# the shipped config with checkpoints every 20 steps instead of 100, and a shorter, cheaper run
-EVERY_20_STEPS = """\
-trainer:
-  callbacks:
-    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
-      init_args: {save_last: true, save_top_k: 0, every_n_train_steps: 20}
-"""
+# the shipped config with checkpoints every 20 steps instead of 100 (checkpoints_every), and a shorter run
 MAX_STEPS = 120
 SHORT = [f"--trainer.max_steps={MAX_STEPS}", "--trainer.val_check_interval=30", "--data.val_size=400"]
 
@@ -54,7 +48,7 @@ def kill_after_checkpoint(proc, root: Path, at_least: int, timeout: float = 240)
 
 def test_killed_run_resumes_bit_identical(tmp_path):
     every_20 = tmp_path / "every_20.yaml"
-    every_20.write_text(EVERY_20_STEPS)
+    every_20.write_text(checkpoints_every(20))
     args = ["-c", "configs/pretrain.yaml", "-c", every_20, *SHORT, "--ckpt_path=last"]  # "last": fresh if none
 
     reference = tmp_path / "reference"

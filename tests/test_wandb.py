@@ -27,6 +27,12 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+def fit_with_wandb(root, env: dict, *args: str):
+    """The default pre-training with configs/wandb.yaml stacked, into `root`, as a subprocess."""
+    configs = ["-c", "configs/pretrain.yaml", "-c", "configs/wandb.yaml"]
+    return run_fit(*configs, *args, f"--trainer.default_root_dir={root}", env=env, timeout=HANG)
+
+
 def test_wandb_without_key_or_network_finishes_offline(tmp_path):
     env = cli_env(
         WANDB_API_KEY=None,
@@ -36,16 +42,7 @@ def test_wandb_without_key_or_network_finishes_offline(tmp_path):
     )
     root = tmp_path / "run"
     start = time.monotonic()
-    done = run_fit(
-        "-c",
-        "configs/pretrain.yaml",
-        "-c",
-        "configs/wandb.yaml",
-        *SHORT,
-        f"--trainer.default_root_dir={root}",
-        env=env,
-        timeout=HANG,
-    )
+    done = fit_with_wandb(root, env, *SHORT)
     seconds = time.monotonic() - start
     assert done.returncode == 0, done.stderr[-3000:]
     assert seconds < HANG
@@ -70,31 +67,11 @@ def two_runs(tmp_path_factory):
         WANDB_BASE_URL=f"http://127.0.0.1:{closed_port()}",
     )
     start = time.monotonic()
-    first = run_fit(
-        "-c",
-        "configs/pretrain.yaml",
-        "-c",
-        "configs/wandb.yaml",
-        "--trainer.max_steps=5",
-        "--data.val_size=64",
-        f"--trainer.default_root_dir={root}",
-        env=no_network,
-        timeout=HANG,
-    )
+    first = fit_with_wandb(root, no_network, "--trainer.max_steps=5", "--data.val_size=64")
     seconds = time.monotonic() - start
     no_key = cli_env(WANDB_API_KEY=None, WANDB_MODE=None, HOME=str(tmp / "home"), WANDB_BASE_URL="http://127.0.0.1:9")
-    second = run_fit(
-        "-c",
-        "configs/pretrain.yaml",
-        "-c",
-        "configs/wandb.yaml",
-        "--trainer.max_steps=5",
-        "--data.val_size=64",
-        "--seed_everything=7",
-        "--model.init_args.lr=0.001",
-        f"--trainer.default_root_dir={root}",
-        env=no_key,
-        timeout=HANG,
+    second = fit_with_wandb(
+        root, no_key, "--trainer.max_steps=5", "--data.val_size=64", "--seed_everything=7", "--model.init_args.lr=0.001"
     )
     return root, first, seconds, second
 

@@ -78,6 +78,14 @@ class Objective(nn.Module, ABC):
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
         return {"": tuple(self.categories)}
 
+    def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
+        """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for
+        it, in that order (the order EncoderModule creates them in, so the same seed gives the same weights)."""
+        config = self.configure_encoder(config or EncoderConfig())
+        encoder = Encoder(config)
+        self.build(config)
+        return encoder
+
     @abstractmethod
     def build(self, config: EncoderConfig) -> None:
         """Create the head(s) for an encoder of this shape."""

@@ -9,13 +9,10 @@ Metrics: each part's scoreboards, prefixed with its name: `val/nsp/acc_is_next`,
 
 Example:
     >>> import numpy as np
-    >>> from minibert.model import Encoder, EncoderConfig
     >>> from minibert.objectives import MaskedLM, NextSentence
     >>> bert = Combined({"nsp": NextSentence(), "mlm": MaskedLM()}, {"nsp": 1.0, "mlm": 1.0})
-    >>> config = bert.configure_encoder(EncoderConfig())
-    >>> bert.build(config)
-    >>> out = bert(Encoder(config), bert.make_batch(np.random.default_rng(0), 8, "train"))
-    >>> sorted(out.graded())
+    >>> encoder = bert.setup_encoder()  # sized for the pair layout: 19 tokens, 35 positions, 2 segments
+    >>> sorted(bert(encoder, bert.make_batch(np.random.default_rng(0), 8, "train")).graded())
     ['mlm/', 'nsp/']
 """
 

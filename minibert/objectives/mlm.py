@@ -5,12 +5,9 @@ oracle's score on the same question, read against the causal oracle when the enc
 
 Example:
     >>> import numpy as np
-    >>> from minibert.model import Encoder, EncoderConfig
     >>> mlm = MaskedLM()
-    >>> config = mlm.configure_encoder(EncoderConfig())
-    >>> mlm.build(config)
-    >>> batch = mlm.make_batch(np.random.default_rng(0), 8, "train")
-    >>> out = mlm(Encoder(config), batch)
+    >>> encoder = mlm.setup_encoder()
+    >>> out = mlm(encoder, mlm.make_batch(np.random.default_rng(0), 8, "train"))
     >>> out.preds.shape == out.target.shape, out.categories.shape[1] == len(mlm.categories)
     (True, True)
 """

@@ -1,6 +1,6 @@
 """Replaced-token detection (ELECTRA): a small generator fills masked positions, the encoder spots the fakes.
 
-A generator (its own small encoder, `generator_width` x `generator_layers`, with an MLM head; it shares
+A generator (its own small encoder of `generator_shape`: width, layers and heads, with an MLM head; it shares
 nothing with the encoder) is trained with MLM on the masked sentence. At the masked positions it proposes
 replacements, sampled from its output over openers and closers (no gradient flows through the sample, as
 in ELECTRA). The encoder, here the discriminator, reads the sentence with those proposals in place and
@@ -15,10 +15,8 @@ Example:
     >>> import numpy as np
     >>> from minibert.model import Encoder, EncoderConfig
     >>> rtd = ReplacedTokenDetection()
-    >>> config = rtd.configure_encoder(EncoderConfig())
-    >>> rtd.build(config)
-    >>> out = rtd(Encoder(config), rtd.make_batch(np.random.default_rng(0), 8, "train"))
-    >>> sorted(out.graded())
+    >>> encoder = rtd.setup_encoder()  # the discriminator; the generator is the objective's own
+    >>> sorted(rtd(encoder, rtd.make_batch(np.random.default_rng(0), 8, "train")).graded())
     ['', 'generator/']
 """
 
@@ -36,7 +34,7 @@ from minibert.masking import IGNORE, MaskingRecipe
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, encode
 from minibert.objectives.mlm import MaskedLM
-from minibert.validation import POSITIVE, POSITIVE_INT, check
+from minibert.validation import POSITIVE, check
 
 
 class ReplacedTokenDetection(Objective):
@@ -45,23 +43,13 @@ class ReplacedTokenDetection(Objective):
     def __init__(
         self,
         masking: MaskingRecipe = MaskingRecipe(p_pick=0.15, p_mask=1.0, p_random=0.0),
-        generator_width: int = 16,
-        generator_layers: int = 1,
-        generator_heads: int = 2,
+        generator_shape: EncoderConfig = EncoderConfig(width=16, layers=1, heads=2),
         discriminator_weight: float = 50.0,
         language: Language | None = None,
     ) -> None:
         super().__init__()
-        sizes = {
-            "generator_width": generator_width,
-            "generator_layers": generator_layers,
-            "generator_heads": generator_heads,
-        }
-        for name, value in sizes.items():
-            check("ReplacedTokenDetection", name, value, POSITIVE_INT)
         check("ReplacedTokenDetection", "discriminator_weight", discriminator_weight, POSITIVE)
-        self.generator_width, self.generator_layers, self.generator_heads = sizes.values()
-        self.discriminator_weight = discriminator_weight
+        self.generator_shape, self.discriminator_weight = generator_shape, discriminator_weight
         self.mlm = MaskedLM(masking, eval_masking=masking, language=language)  # the generator's task and head
         self.language = self.mlm.language
 
@@ -69,9 +57,8 @@ class ReplacedTokenDetection(Objective):
         return {"": self.categories, "generator/": self.mlm.categories}
 
     def build(self, config: EncoderConfig) -> None:
-        generator = replace(
-            config, width=self.generator_width, heads=self.generator_heads, layers=self.generator_layers, causal=False
-        )
+        shape = self.generator_shape  # its vocabulary and positions are the encoder's; it always sees both sides
+        generator = replace(config, width=shape.width, heads=shape.heads, layers=shape.layers, causal=False)
         self.generator = Encoder(generator)
         self.mlm.build(generator)
         self.head = nn.Linear(config.width, 1)  # (C,) -> logit of "replaced"

@@ -22,7 +22,7 @@ import lightning as L
 import torch
 from torch import nn
 
-from minibert.model import Encoder, EncoderConfig, count_parameters
+from minibert.model import EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
 from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, check
@@ -46,9 +46,8 @@ class EncoderModule(L.LightningModule):
         check(owner, "warmup_steps", warmup_steps, NONNEGATIVE_INT)
         self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
         self.objective = objective
-        self.encoder_config = objective.configure_encoder(encoder or EncoderConfig())
-        self.encoder = Encoder(self.encoder_config)
-        objective.build(self.encoder_config)
+        self.encoder = objective.setup_encoder(encoder)
+        self.encoder_config = self.encoder.config
         boards = objective.scoreboards()
         self.metric_prefixes = tuple(boards)
         self.val_metrics = nn.ModuleList(CategoryAccuracy(categories) for categories in boards.values())
