@@ -67,7 +67,7 @@ def fake_run(tmp: Path, e: Experiment, seed: int) -> Run:
     run = Run(e, seed, f"k{seed}", tmp / "runs" / e.name / f"seed{seed}")
     log_dir = run.run_dir / "log"
     log_dir.mkdir(parents=True)
-    summary = {**summaries(e.name, seed), "log_dir": str(log_dir)}
+    summary = {**summaries(e.name, seed), "log_dir": "log", "checkpoint": "log/last.ckpt", "code": {}}
     config = {"model": {"init_args": {"objective": {"class_path": OBJECTIVE[e.name]}}}}
     if e.name == "pretrain/dyck":
         config["model"]["init_args"]["objective"]["init_args"] = {"language": {"class_path": "minibert.languages.Dyck"}}
