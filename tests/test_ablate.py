@@ -233,7 +233,7 @@ def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
 
 @pytest.mark.slow
 def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
-    """Issue #6: SIGKILL the runner (and its workers) at random moments, several times; the final rerun
+    """SIGKILL the runner (and its workers) at random moments, several times; the final rerun
     completes, every run is in ablation.csv exactly once, and nothing on disk is half-written.
 
     Each kill lands a random 0-0.5 s after the invocation finished one more run, so every invocation makes

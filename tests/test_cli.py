@@ -12,7 +12,7 @@ import yaml
 
 from minibert.training.cli import MiniBertCLI
 
-# Issue 2, item 8: the names later issues and tools read from summary.json
+# the names the report, the runner and other tools read from summary.json
 ACCURACIES = {
     "val/acc",
     "val/acc_opener",

@@ -80,3 +80,9 @@ def test_paired_difference_uses_per_seed_differences():
 def test_reference_difference_within_noise_only_when_the_interval_covers_zero():
     assert reference_difference([0.90, 0.91, 0.89], 2000, 0.895).contains_zero
     assert not reference_difference([0.90, 0.91, 0.89], 2000, 0.80).contains_zero
+
+
+def test_the_interval_holds_its_mean_even_where_rounding_would_not():
+    for values, n in (([1.0, 1.0, 1.0], 2000), ([0.0, 0.0, 0.0], 2000), ([1.0, 1.0, 0.9995], 1e6)):
+        iv = accuracy_interval(values, n)
+        assert iv.lo <= iv.mean <= iv.hi

@@ -79,7 +79,7 @@ def test_invalid_optimisation_settings_raise_naming_field_and_value(field, value
         EncoderModule(objective=MaskedLM(), **{field: value})
 
 
-# Issue 2's acceptance: the default config (600 steps), seeds 0, 1, 2, mean over seeds.
+# The write-up's figures for the default config (600 steps), seeds 0, 1, 2, mean over seeds.
 ACCEPTANCE = {
     "bidirectional": {
         "val/acc": (0.88, 1.0),

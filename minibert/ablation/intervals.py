@@ -125,7 +125,8 @@ def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interv
     denom = 1 + t * t / n_eff
     centre = (p + t * t / (2 * n_eff)) / denom
     half = t / denom * math.sqrt(p * (1 - p) / n_eff + t * t / (4 * n_eff * n_eff))
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), len(values), df)
+    # Wilson's interval holds p; min/max keep rounding (1 - 1e-16 at p = 1) from putting it outside
+    return Interval(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)), len(values), df)
 
 
 def difference_interval(a: dict[int, float], b: dict[int, float], n_a: float | None, n_b: float | None) -> Interval:
