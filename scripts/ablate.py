@@ -15,6 +15,7 @@ written, a full disk, --out held by another runner), 130/143 when interrupted (C
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import re
@@ -212,11 +213,24 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         f"({trained} runs trained, {len(done) - trained} reused, {len(runs) - len(done)} missing)",
         f"sum of the runs' own wall times: {sum(r.summary()['wall_time_s'] for r in done):.1f} s",
     ]
+    if args.report_only and (before := trained_header(out)):  # the figures of the run that trained stay
+        header = [f"report rebuilt from the finished runs by `{command}`, {header[0]}", *before]
     written = write_report(out, grid, reported, finished, header, replace=args.replace_report)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
     return 1 if failed or len(done) < len(runs) else 0
+
+
+def trained_header(out: Path) -> list[str]:
+    """The header lines (date, command, times) of the existing report in `out`, without an earlier
+    "report rebuilt" line; empty when there is none."""
+    try:
+        lines = (out / "ablation.md").read_text().splitlines()
+    except OSError:
+        return []
+    header = list(itertools.takewhile(lambda line: line.startswith("- "), lines[2:]))
+    return [line[2:] for line in header if not line.startswith("- report rebuilt")]
 
 
 if __name__ == "__main__":

@@ -284,3 +284,15 @@ def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     )
     assert not list(out.rglob("*.tmp"))
     assert len(list(out.glob(RUN_SUMMARIES))) == 12
+
+
+def test_report_only_keeps_the_header_of_the_run_that_trained(tmp_path, scripts):
+    (tmp_path / "ablation.md").write_text(
+        "# minibert ablation: default grid\n\n- report rebuilt from the finished runs by `x`, date: then\n"
+        "- date: 2026-12-01 02:10 UTC\n- wall time of this invocation: 217.4 s (36 runs trained)\n\nbody\n"
+    )
+    assert scripts("ablate").trained_header(tmp_path) == [
+        "date: 2026-12-01 02:10 UTC",
+        "wall time of this invocation: 217.4 s (36 runs trained)",
+    ]
+    assert scripts("ablate").trained_header(tmp_path / "nothing") == []
