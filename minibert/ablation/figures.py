@@ -42,7 +42,7 @@ class Figure:
 
 def _png(fig) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
+    fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
     return buffer.getvalue()
 
