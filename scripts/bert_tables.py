@@ -23,7 +23,10 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from minibert.ablation.intervals import seed_interval  # noqa: E402
+
 NOTES = "<!-- notes -->"
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
 
@@ -70,20 +73,12 @@ def read_values(csv_path: Path) -> Values:
     return dict(values)
 
 
-def mean_ci(values: list[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% t-interval over seeds (NaN half-width for one seed)."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    return mean, T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-
-
 def cell(by_seed: dict[int, float] | None, seeds: bool = True) -> str:
     """'90.0 ± 0.3 (89.9 / 90.0 / 90.2)' in points; '' when there is nothing."""
     if not by_seed:
         return ""
     values = [by_seed[s] for s in sorted(by_seed)]
-    mean, half = mean_ci(values)
+    mean, half = seed_interval(values)
     text = f"{100 * mean:.1f}" if math.isnan(half) else f"{100 * mean:.1f} ± {100 * half:.1f}"
     return text + (" (" + " / ".join(f"{100 * v:.1f}" for v in values) + ")" if seeds else "")
 
@@ -134,7 +129,7 @@ def probes_page(values: Values) -> list[str]:
         for seed in seeds:
             p, f, c = (100 * v[seed] for v in (probe, frozen, cls_probe))
             lines.append(f"| {name} | {label} | {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |")
-        diffs = [mean_ci([probe[s] - ref[s] for s in seeds]) for ref in (frozen, cls_probe)]
+        diffs = [seed_interval([probe[s] - ref[s] for s in seeds]) for ref in (frozen, cls_probe)]
         lines.append(
             f"| {name} | {label} | mean ± CI | "
             + " | ".join(cell(v, False) for v in (probe, frozen, cls_probe))

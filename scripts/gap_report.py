@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -28,27 +27,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.grid import load_grid  # noqa: E402
+from minibert.ablation.intervals import seed_interval  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
 from minibert.metrics_history import metric_history  # noqa: E402
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 DISTANCES = ("dist_1", "dist_2_3", "dist_4_7", "dist_8_plus")
 COLUMNS = ("", "_opener", "_closer", "_partner_visible", "_partner_hidden", *(f"_{d}" for d in DISTANCES))
 COLUMNS += ("_depth_1", "_depth_2", "_depth_3", "_depth_4_plus")
 
 
-def mean_ci(values: list[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% t-interval over seeds (NaN half-width for one seed)."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    return mean, T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-
-
 def fmt(values: list[float]) -> str:
     if not values:
         return ""
-    mean, half = mean_ci(values)
+    mean, half = seed_interval(values)
     return f"{100 * mean:.1f}" if math.isnan(half) else f"{100 * mean:.1f} ± {100 * half:.1f}"
 
 
@@ -102,7 +93,7 @@ def distance_figure(gaps: dict[str, dict[str, list[float]]], path: Path) -> None
         values = [by_column[f"_{d}"] for d in DISTANCES]
         if not all(values):
             continue
-        means, halves = zip(*(mean_ci(v) for v in values))
+        means, halves = zip(*(seed_interval(v) for v in values))
         offset = (i - len(gaps) / 2) * 0.04
         ax.errorbar([j + offset for j in x], [100 * m for m in means], yerr=[100 * h for h in halves],
                     marker="o", capsize=3, label=label)  # fmt: skip
@@ -123,7 +114,7 @@ def curves_figure(runs: dict[str, list[tuple[dict, Path]]], path: Path) -> None:
         steps = sorted(set.intersection(*(set(h) for h in histories)))
         if not steps:
             continue
-        means, halves = zip(*(mean_ci([h[s] for h in histories]) for s in steps))
+        means, halves = zip(*(seed_interval([h[s] for h in histories]) for s in steps))
         lo = [100 * (m - (0 if math.isnan(h) else h)) for m, h in zip(means, halves)]
         hi = [100 * (m + (0 if math.isnan(h) else h)) for m, h in zip(means, halves)]
         (line,) = ax.plot(steps, [100 * m for m in means], label=name + (" (generator)" * ("generator" in prefix)))

@@ -3,7 +3,7 @@ not saturated, and the grid tells objectives apart; the gap report reads the sam
 
 import pytest
 
-from minibert.ablation.intervals import accuracy_interval, difference_interval
+from minibert.ablation.intervals import accuracy_interval, difference_interval, seed_interval
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +47,7 @@ def test_the_gap_report_shows_the_runs_own_figures(dyck_grid, scripts):
     assert scripts("gap_report").main(["--grid", "configs/ablations/dyck.yaml", "--out", str(dyck_grid.out)]) == 0
     text = (dyck_grid.out / "gap.md").read_text()
     gaps = list(by_seed(dyck_grid, "dyck/pretrain/mlm", "val/gap/acc_dist_8_plus").values())
-    mean, half = scripts("gap_report").mean_ci(gaps)
+    mean, half = seed_interval(gaps)
     row = next(line for line in text.splitlines() if line.startswith("| dyck/pretrain/mlm |"))
     assert f"{100 * mean:.1f} ± {100 * half:.1f}" in row
     assert (dyck_grid.out / "gap_by_distance.png").stat().st_size > 10_000

@@ -105,6 +105,20 @@ def _quantile(seed_var: float, seed_df: float, total: float) -> tuple[float, flo
     return t95(max(df, 1.0)), df
 
 
+def seed_interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of the plain 95% t-interval over seeds, for figures that are not proportions
+    (gaps, differences, counts); NaN half-width for one seed.
+
+    >>> mean, half = seed_interval([0.2, 0.3, 0.4])
+    >>> round(mean, 3), round(half, 3)
+    (0.3, 0.248)
+    """
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, math.nan
+    return mean, t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+
+
 def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interval:
     """Mean over seeds of a proportion graded on `n` validation questions, with its bounded 95% interval
     (seed spread plus validation sampling; see the module docstring). `n=None`: seed spread only."""
