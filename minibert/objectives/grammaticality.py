@@ -66,10 +66,16 @@ class Grammaticality(Objective):
             "corrupted_at": torch.from_numpy(corrupted),
         }
 
+    def segments(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """Segment ids for an encoder pre-trained on pairs: one sentence is all segment 0."""
+        return torch.zeros_like(ids) if self.segmented else None
+
+    def features(self, encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids -> (B, width): the last layer's [CLS] row (the last row for a causal encoder)."""
+        return encoder(ids, self.segments(ids))[:, self.readout]
+
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
-        ids = batch["inputs"]  # (B, T)
-        segments = torch.zeros_like(ids) if self.segmented else None  # one sentence: all segment 0
-        logits = self.head(encoder(ids, segments)[:, self.readout])  # (B, 2) from the [CLS] (or last) row
+        logits = self.head(self.features(encoder, batch["inputs"]))  # (B, 2)
         target = batch["labels"]
         credit = torch.ones(target.shape, dtype=torch.float64, device=target.device)  # decidable exactly
         return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, batch["categories"], credit=credit)

@@ -18,12 +18,9 @@ a second network could compute from them. With `layer=-1, concat=1, pooling="cls
 Used with `FinetuneModule(regime="probe")` (the encoder frozen), and possible with any other regime.
 
 Example:
-    >>> from minibert.model import Encoder, EncoderConfig
     >>> import numpy as np
     >>> probe = Probe(layer=0, pooling="mean")  # a bag of token embeddings
-    >>> config = probe.configure_encoder(EncoderConfig())
-    >>> probe.build(config)
-    >>> out = probe(Encoder(config), probe.make_batch(np.random.default_rng(0), 4, "val"))
+    >>> out = probe(probe.setup_encoder(), probe.make_batch(np.random.default_rng(0), 4, "val"))
     >>> out.preds.shape, probe.head.in_features
     (torch.Size([4]), 32)
 """
@@ -31,13 +28,12 @@ Example:
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from minibert.languages import Language
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Scored
 from minibert.objectives.grammaticality import Grammaticality
+from minibert.validation import POSITIVE_INT, Range, check
 
 POOLINGS = ("cls", "mean", "max", "last")
 
@@ -49,10 +45,8 @@ class Probe(Grammaticality):
         self, language: Language | None = None, layer: int = -1, concat: int = 1, pooling: str = "cls"
     ) -> None:
         super().__init__(language)
-        if not isinstance(layer, int) or isinstance(layer, bool):
-            raise ValueError(f"Probe.layer={layer!r} is not allowed: it must be an integer (0 = the embeddings)")
-        if not isinstance(concat, int) or isinstance(concat, bool) or concat < 1:
-            raise ValueError(f"Probe.concat={concat!r} is not allowed: it must be a positive integer")
+        check("Probe", "layer", layer, Range(integer=True))  # 0 = the embeddings, negative from the top
+        check("Probe", "concat", concat, POSITIVE_INT)
         if pooling not in POOLINGS:
             raise ValueError(f"Probe.pooling={pooling!r} is not allowed: choose one of {', '.join(POOLINGS)}")
         self.layer, self.concat, self.pooling = layer, concat, pooling
@@ -70,13 +64,12 @@ class Probe(Grammaticality):
                 f"Probe.concat={self.concat} is not allowed with layer={self.layer}: "
                 f"only {self.top + 1} layers end there (the embeddings included)"
             )
-        self.head = nn.Linear(self.concat * config.width, 2)
+        self.head = nn.Linear(self.concat * config.width, 2)  # the only parameters drawn: as Grammaticality's head
         self.segmented = config.segments > 0
 
     def features(self, encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
         """(B, T) ids -> (B, concat * width) pooled features."""
-        segments = torch.zeros_like(ids) if self.segmented else None  # one sentence: all segment 0
-        states = encoder(ids, segments, all_layers=True)[self.top - self.concat + 1 : self.top + 1]
+        states = encoder(ids, self.segments(ids), all_layers=True)[self.top - self.concat + 1 : self.top + 1]
         rows = torch.cat(states, dim=-1)  # (B, T, concat * width)
         if self.pooling == "cls":
             return rows[:, 0]
@@ -85,9 +78,3 @@ class Probe(Grammaticality):
         if self.pooling == "mean":
             return rows.mean(dim=1)
         return rows.amax(dim=1)
-
-    def forward(self, encoder: Encoder, batch: Batch) -> Scored:
-        logits = self.head(self.features(encoder, batch["inputs"]))  # (B, 2)
-        target = batch["labels"]
-        credit = torch.ones(target.shape, dtype=torch.float64, device=target.device)  # decidable exactly
-        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, batch["categories"], credit=credit)
