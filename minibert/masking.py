@@ -135,7 +135,8 @@ def categories(language: Language, ids: np.ndarray, labels: np.ndarray, kind: np
     """
     picked = labels != IGNORE
     opener = language.is_opener(ids)
-    partner_kind = np.take_along_axis(kind, language.partner(ids), axis=1)  # (B, T): what happened to each partner
+    partner = language.partner(ids)  # (B, T)
+    partner_kind = np.take_along_axis(kind, partner, axis=1)  # (B, T): what happened to each partner
     partner_visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
     cats = [
         opener,
@@ -146,7 +147,7 @@ def categories(language: Language, ids: np.ndarray, labels: np.ndarray, kind: np
         kind == RANDOM,
         kind == KEPT,
     ]
-    return np.concatenate([np.stack(cats, axis=-1), language.category_masks(ids)], axis=-1) & picked[..., None]
+    return np.concatenate([np.stack(cats, axis=-1), language.category_masks(ids, partner)], axis=-1) & picked[..., None]
 
 
 def shares(masked: Masked) -> dict[str, float]:

@@ -125,7 +125,7 @@ def test_spoiled_sentences_are_never_in_the_language(lang):
 def test_categories_put_each_bracket_in_one_distance_and_one_depth_bucket():
     lang = Dyck()
     ids = lang.sample(np.random.default_rng(7), 500)
-    masks = lang.category_masks(ids)
+    masks = lang.category_masks(ids, lang.partner(ids))
     assert masks.shape == (500, lang.seq_len, len(lang.categories))
     dist, depth = masks[..., :4], masks[..., 4:]
     np.testing.assert_array_equal(dist.sum(-1), lang.is_content(ids))

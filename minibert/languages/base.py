@@ -81,8 +81,9 @@ class Language(ABC):
         """(B, T) -> (B, T) int64: the position of the bracket that answers each one in well-formed `ids`
         (other tokens, such as [CLS] or [SEP], point at themselves)."""
 
-    def category_masks(self, ids: np.ndarray) -> np.ndarray:
-        """(B, T) well-formed ids -> (B, T, len(categories)) bool: the language's own categories."""
+    def category_masks(self, ids: np.ndarray, partner: np.ndarray) -> np.ndarray:
+        """(B, T) well-formed ids and their `partner(ids)` -> (B, T, len(categories)) bool: the language's
+        own categories (the partner is passed in, so that it is worked out once per batch)."""
         return np.zeros((*ids.shape, 0), dtype=bool)
 
     @abstractmethod

@@ -45,8 +45,8 @@ class BracketPairs(Dyck):
         # an opener's partner is on its right, a closer's on its left, whatever the layout ([SEP]s included)
         return np.arange(ids.shape[1]) + self.is_opener(ids) - self.is_closer(ids)
 
-    def category_masks(self, ids: np.ndarray) -> np.ndarray:
-        return Language.category_masks(self, ids)
+    def category_masks(self, ids: np.ndarray, partner: np.ndarray) -> np.ndarray:
+        return Language.category_masks(self, ids, partner)
 
     def cavity(self, likelihood: np.ndarray, causal: bool = False) -> np.ndarray:
         lik = np.asarray(likelihood, dtype=np.float64)

@@ -121,14 +121,12 @@ class Dyck(Language):
     def is_closer(self, ids: np.ndarray) -> np.ndarray:
         return (ids >= self.first_closer) & (ids < self.vocab_size)
 
-    def structure(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(B, T) well-formed ids -> (partner, depth), (B, T) int64 each: the matching bracket's position
-        (self elsewhere) and the pair's nesting depth (1 = outermost; 0 off brackets). Non-bracket tokens
-        ([CLS], [SEP]) are skipped, so a layout of several sentences works too."""
+    def partner(self, ids: np.ndarray) -> np.ndarray:
+        """The matching bracket's position (self elsewhere), by one pass of a stack over the positions.
+        Non-bracket tokens ([CLS], [SEP]) are skipped, so a layout of several sentences works too."""
         B, T = ids.shape
         rows = np.arange(B)
         partner = np.tile(np.arange(T), (B, 1))
-        depth = np.zeros((B, T), dtype=np.int64)
         stack = np.zeros((B, T + 1), dtype=np.int64)  # positions of the open brackets
         top = np.zeros(B, dtype=np.int64)
         for t in range(T):
@@ -136,21 +134,26 @@ class Dyck(Language):
             c = self.is_closer(ids[:, t]) & (top > 0)
             stack[rows[o], top[o]] = t
             top += o
-            depth[o, t] = top[o]
             m = stack[rows, np.maximum(top - 1, 0)]
             partner[c, t] = m[c]
             partner[rows[c], m[c]] = t
-            depth[c, t] = top[c]
             top -= c
-        return partner, depth
+        return partner
 
-    def partner(self, ids: np.ndarray) -> np.ndarray:
-        return self.structure(ids)[0]
+    def depth(self, ids: np.ndarray) -> np.ndarray:
+        """(B, T) well-formed ids -> (B, T) int64: each bracket's pair nesting depth (1 = outermost), 0 off
+        brackets. An opener's depth is the count of open brackets just after it; its closer's, just before."""
+        opener, closer = self.is_opener(ids), self.is_closer(ids)
+        level = np.cumsum(opener.astype(np.int64) - closer, axis=1)  # open brackets after each position
+        return np.where(opener, level, np.where(closer, level + 1, 0))
 
-    def category_masks(self, ids: np.ndarray) -> np.ndarray:
-        partner, depth = self.structure(ids)
+    def structure(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(partner, depth) of every position."""
+        return self.partner(ids), self.depth(ids)
+
+    def category_masks(self, ids: np.ndarray, partner: np.ndarray) -> np.ndarray:
         distance = np.abs(partner - np.arange(ids.shape[1]))
-        buckets = [(distance, _DISTANCES), (depth, _DEPTHS)]
+        buckets = [(distance, _DISTANCES), (self.depth(ids), _DEPTHS)]
         masks = [(v >= lo) & (v <= (np.inf if hi is None else hi)) for v, edges in buckets for lo, hi in edges]
         bracket = self.is_content(ids)
         return np.stack(masks, axis=-1) & bracket[..., None]
