@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.grid import load_grid  # noqa: E402
 from minibert.ablation.intervals import seed_interval  # noqa: E402
+from minibert.ablation.results import Results  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
 from minibert.metrics_history import metric_history  # noqa: E402
 
@@ -52,12 +53,11 @@ def gap_prefix(summary: dict) -> str | None:
 
 
 def collect(grid_path: str, out: Path, seeds: list[int]) -> dict[str, list[tuple[dict, Path]]]:
-    """experiment -> [(summary, run_dir)] of its finished runs, in grid order."""
+    """experiment -> [(summary, log_dir)] of its finished runs, in grid order."""
     grid = load_grid(ROOT / grid_path, root=ROOT)
     found: dict[str, list[tuple[dict, Path]]] = {}
-    for run in plan(list(grid.experiments), seeds, out, ROOT):
-        if run.done:
-            found.setdefault(run.experiment.name, []).append((run.summary(), run.run_dir))
+    for run, summary in Results.collect(plan(list(grid.experiments), seeds, out, ROOT)).summaries:
+        found.setdefault(run.experiment.name, []).append((summary, run.path(summary["log_dir"])))
     return {e.name: found[e.name] for e in grid.experiments if e.name in found}
 
 
@@ -107,10 +107,7 @@ def curves_figure(runs: dict[str, list[tuple[dict, Path]]], path: Path) -> None:
         prefix = gap_prefix(found[0][0])
         if prefix is None:
             continue
-        histories = []
-        for _, run_dir in found:
-            logs = [p.parent for p in run_dir.glob("**/metrics.csv")]
-            histories.append(dict(metric_history(logs[0], f"{prefix}gap/acc")) if logs else {})
+        histories = [dict(metric_history(log_dir, f"{prefix}gap/acc")) for _, log_dir in found]
         steps = sorted(set.intersection(*(set(h) for h in histories)))
         if not steps:
             continue
