@@ -143,6 +143,21 @@ def resumable_checkpoint(root: str | Path) -> tuple[Path, dict] | None:
     return None
 
 
+def check_same_module(checkpoint: dict, model: torch.nn.Module) -> None:
+    """A checkpoint of another kind of module (a fine-tuning one given to pre-training) fails here, in one line,
+    naming the weights whose names or shapes differ."""
+    saved = {k: tuple(v.shape) for k, v in checkpoint["state_dict"].items()}
+    here = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    differ = sorted(k for k in saved.keys() | here.keys() if saved.get(k) != here.get(k))
+    if differ:
+        shown = ", ".join(f"{k} {saved.get(k, 'absent')} there, {here.get(k, 'absent')} here" for k in differ[:3])
+        raise ValueError(
+            f"ckpt_path holds another kind of model than {type(model).__name__} ({shown}"
+            f"{' ...' if len(differ) > 3 else ''}): resume a checkpoint of the same model, or give a pre-training "
+            "checkpoint to fine-tuning as model.init_args.encoder_ckpt"
+        )
+
+
 # --- reading and finding checkpoints -------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ from minibert.training.callbacks import RunSummary, SaveAndLogConfig
 from minibert.training.checkpoints import (
     AtomicCheckpointIO,
     TrainingConfig,
+    check_same_module,
     config_differences,
     read_checkpoint,
     resumable_checkpoint,
@@ -254,7 +255,7 @@ class MiniBertCLI(LightningCLI):
             super().instantiate_classes()
             if self._checkpoint is not None:
                 self.model.check_checkpoint(self._checkpoint)  # a resume of another shape fails here, not in torch
-                _check_same_module(self._checkpoint, self.model)
+                check_same_module(self._checkpoint, self.model)
                 self._checkpoint = None
 
     def fit(self, **kwargs) -> None:
@@ -264,21 +265,6 @@ class MiniBertCLI(LightningCLI):
             self.trainer.fit(**kwargs)
         except SIGTERMException:
             raise Preempted(15) from None
-
-
-def _check_same_module(checkpoint: dict, model: EncoderModule) -> None:
-    """A checkpoint of another kind of module (a fine-tuning one given to pre-training) fails here, in one line,
-    naming the weights whose names or shapes differ."""
-    saved = {k: tuple(v.shape) for k, v in checkpoint["state_dict"].items()}
-    here = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    differ = sorted(k for k in saved.keys() | here.keys() if saved.get(k) != here.get(k))
-    if differ:
-        shown = ", ".join(f"{k} {saved.get(k, 'absent')} there, {here.get(k, 'absent')} here" for k in differ[:3])
-        raise ValueError(
-            f"ckpt_path holds another kind of model than {type(model).__name__} ({shown}"
-            f"{' ...' if len(differ) > 3 else ''}): resume a checkpoint of the same model, or give a pre-training "
-            "checkpoint to fine-tuning as model.init_args.encoder_ckpt"
-        )
 
 
 def _default_save_dir_to(logger: object, root: str) -> None:
