@@ -55,6 +55,7 @@ NONNEGATIVE_INT = Range(low=0, integer=True)
 POSITIVE = Range(low=0, above=True)
 NONNEGATIVE = Range(low=0)
 UNIT_INTERVAL = Range(low=0, high=1)
+SEED = Range(low=0, high=2**32 - 1, integer=True)  # numpy's seeds
 
 
 def check(owner: str, name: str, value: object, allowed: Range) -> None:

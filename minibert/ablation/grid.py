@@ -7,6 +7,9 @@ A grid file (see configs/ablations/default.yaml):
         job_type: pretrain                      # pretrain | finetune (wandb job_type, report section)
         configs: [configs/pretrain.yaml, configs/causal.yaml]
         overrides: {}                           # dotted CLI keys -> values
+        sweep: {model.init_args.lr: [1e-3, 3e-3]}   # optional: one experiment per combination of values,
+                                                # named `<name>/lr0.001` (the key's last part + value,
+                                                # several joined by '-'), each with those overrides
         encoder_from: null                      # an experiment whose same-seed checkpoint is loaded
         metrics: [val/acc, val/acc_opener]      # optional: narrow the report to these (default: all logged)
         reference: {val/acc: 0.555}             # the original write-up's figures
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -180,6 +184,40 @@ def _metric_ref(where: str, entry: Any, names: list[str]) -> MetricRef:
     return MetricRef(experiment, metric)
 
 
+def _sweep(where: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(name suffix, overrides) for each combination of a `sweep` mapping's values, in the order written."""
+    if not isinstance(entry, dict) or not entry:
+        raise GridError(f"{where} must map dotted keys to lists of values, got {entry!r}")
+    for key, values in entry.items():
+        if not isinstance(key, str) or not isinstance(values, list) or not values:
+            raise GridError(f"{where}.{key} must be a non-empty list of values, got {values!r}")
+    combos = []
+    for values in itertools.product(*entry.values()):
+        suffix = "-".join(f"{key.rsplit('.', 1)[-1]}{value}" for key, value in zip(entry, values))
+        combos.append((suffix, dict(zip(entry, values))))
+    return combos
+
+
+def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
+    """One experiment, or one per combination of its `sweep`."""
+    if not isinstance(entry, dict) or "sweep" not in entry:
+        return [_experiment(where, entry, root)]
+    entry = dict(entry)
+    combos = _sweep(f"{where}.sweep", entry.pop("sweep"))
+    return [
+        _experiment(
+            where,
+            {
+                **entry,
+                "name": f"{entry.get('name')}/{suffix}",
+                "overrides": {**(entry.get("overrides") or {}), **swept},
+            },
+            root,
+        )
+        for suffix, swept in combos
+    ]
+
+
 def _experiment(where: str, entry: Any, root: Path) -> Experiment:
     _check_keys(where, entry, {"name", "job_type", "configs"}, {"overrides", "encoder_from", "metrics", "reference"})
     name = entry["name"]
@@ -263,7 +301,7 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
     entries = data["experiments"]
     if not isinstance(entries, list) or not entries:
         raise GridError(f"{path}: experiments must be a non-empty list")
-    experiments = [_experiment(f"{path}: experiments[{i}]", e, root) for i, e in enumerate(entries)]
+    experiments = [x for i, e in enumerate(entries) for x in _experiments(f"{path}: experiments[{i}]", e, root)]
     names = [e.name for e in experiments]
     if len(set(names)) != len(names):
         raise GridError(f"{path}: experiment names must be unique, got {names}")

@@ -163,7 +163,7 @@ def _gap_cell(b: Board, c: str) -> Cell:
     cat = b.categories.get(c)
     if cat is None or not cat.ceiling:
         return Cell("")
-    iv = difference_interval(cat.ceiling, cat.values, cat.n, cat.n)
+    iv = difference_interval(cat.ceiling, cat.values, cat.sampling_n, cat.sampling_n)
     return Cell(iv.percent(), {"experiment": b.experiment.name, "metric": cat.metric, "role": "gap"})
 
 
@@ -198,7 +198,7 @@ def _plain(vals: list[float]) -> str:
 
 def _n_for(results: Results, experiment: str, metric: str) -> float | None:
     key = accuracies.parse(metric)
-    return results.n_of(experiment, key) if key is not None and key.role == "acc" else None
+    return results.sampling_n(experiment, key) if key is not None and key.role == "acc" else None
 
 
 def writeup_table(experiments: list[Experiment], results: Results) -> Table | None:

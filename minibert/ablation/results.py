@@ -58,6 +58,7 @@ class Category:
     ceiling: dict[int, float] = field(default_factory=dict)
     gap: dict[int, float] = field(default_factory=dict)
     n: float | None = None
+    sampling_n: float | None = None  # n for the interval's sampling term (Results.sampling_n)
 
     @property
     def metric(self) -> str:
@@ -68,7 +69,7 @@ class Category:
         return self.key.category
 
     def interval(self) -> Interval:
-        return accuracy_interval(list(self.values.values()), self.n)
+        return accuracy_interval(list(self.values.values()), self.sampling_n)
 
     def ceiling_mean(self) -> float | None:
         return statistics.fmean(self.ceiling.values()) if self.ceiling else None
@@ -102,6 +103,9 @@ class Results:
     values: dict[tuple[str, str], dict[int, float]]
     summaries: list[tuple[Run, dict]]
     setups: dict[str, tuple[str, str]] = field(default_factory=dict)  # experiment -> (objective, language)
+    # experiments whose seeds graded validation sets of their own (`data.val_seed: null`): the sampling of
+    # the questions is then part of the spread over seeds, not one offset that every seed shares
+    own_val_sets: set[str] = field(default_factory=set)
 
     @classmethod
     def collect(cls, runs: list[Run]) -> Results:
@@ -117,7 +121,11 @@ class Results:
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
             if run.experiment.name not in setups:
                 setups[run.experiment.name] = _run_setup(run, summary)
-        return cls(dict(values), summaries, setups)
+        val_seeds: dict[str, set] = defaultdict(set)
+        for run, summary in summaries:
+            val_seeds[run.experiment.name].add((summary.get("seeds") or {}).get("val"))
+        own = {e for e, seen in val_seeds.items() if len(seen) > 1}
+        return cls(dict(values), summaries, setups, own)
 
     def get(self, ref: MetricRef) -> dict[int, float]:
         return self.values.get((ref.experiment, ref.metric), {})
@@ -133,6 +141,11 @@ class Results:
             for r, summary in self.summaries
             for m, v in sorted(_metrics(summary).items())
         ]  # fmt: skip
+
+    def sampling_n(self, experiment: str, key: AccKey) -> float | None:
+        """The question count for an interval's sampling term: `n_of`, or None when every seed graded its own
+        validation set, since the spread over seeds then holds that error already."""
+        return None if experiment in self.own_val_sets else self.n_of(experiment, key)
 
     def n_of(self, experiment: str, key: AccKey) -> float | None:
         counts = [v for v in self.values.get((experiment, key.key("n")), {}).values() if not math.isnan(v)]
@@ -164,7 +177,7 @@ class Results:
             for prefix in sorted(by_prefix):
                 cats = by_prefix[prefix]
                 for cat in cats.values():
-                    cat.n = self.n_of(e.name, cat.key)
+                    cat.n, cat.sampling_n = self.n_of(e.name, cat.key), self.sampling_n(e.name, cat.key)
                 measure = accuracies.measure_of(prefix, set(cats), objective, language)
                 ordered = {c: cats[c] for c in sorted(cats, key=accuracies.sort_key)}
                 boards.append(Board(e, prefix, measure, ordered))

@@ -43,12 +43,25 @@ class RunSummary(L.Callback):
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
-        return {**out, **(counts() if counts else {}), "code": code_version()}
+        return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code_version()}
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
         if trainer.is_global_zero and log_dir is not None:
             write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
+
+
+def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int | None]:
+    """The seeds a run used: `seed_everything` (None if never called), `init` (the initial weights),
+    `data` (the training stream) and `val` (the validation set)."""
+    data = trainer.datamodule
+    global_seed = os.environ.get("PL_GLOBAL_SEED")
+    return {
+        "seed_everything": None if global_seed is None else int(global_seed),
+        "init": getattr(pl_module, "init_seed", None),
+        "data": getattr(data, "seed", None),
+        "val": getattr(data, "val_seed", None),
+    }
 
 
 def _short(class_path: Any) -> Any:

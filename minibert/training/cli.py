@@ -2,7 +2,13 @@
 
 - The model is any `EncoderModule` subclass chosen by class path; the data is `StreamDataModule`,
   which receives the model's objective (`model.objective` -> `data.source`) and the seed.
-- `seed_everything` defaults to 0 (LightningCLI's default is random).
+- `seed_everything` defaults to 0 (LightningCLI's default is random). It also sets the two seeds left
+  unset: `model.init_args.init_seed` (initial weights) and `data.seed` (training stream); each can be set on
+  its own, as can `data.val_seed` (the validation set: fixed at 2018 unless set; `null` for the seed's).
+  The config saved with the run holds the values used.
+- The optimizer and schedule are the module's (AdamW; warm-up, then decay to zero at `trainer.max_steps`):
+  LightningCLI's `--optimizer` and `--lr_scheduler` are refused, since the schedule they add would step once
+  an epoch, which the endless training stream never ends.
 - The logger defaults to a CSVLogger under `trainer.default_root_dir` (no account needed);
   stack `-c configs/wandb.yaml` for wandb (offline without an API key). A logger whose `save_dir` is left
   at its class default also writes under `trainer.default_root_dir`, so a run's files stay together.
@@ -53,7 +59,7 @@ from minibert.training.checkpoints import (
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
 from minibert.training.preemption import Preempted, Preemption
-from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Range, check
+from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
 
 EXIT_BAD_INPUT = 2  # a setting or a file given by the user
 EXIT_ENVIRONMENT = 3  # the machine: a folder that cannot be written, a full disk
@@ -130,7 +136,6 @@ _TRAINER_RANGES = {
     "max_epochs": (POSITIVE_INT, (None, -1), "the training stream is one endless epoch; max_steps is the budget"),
     "limit_val_batches": (POSITIVE, (None,), "the run's summary is its validation metrics"),
 }
-_SEED_MAX = 2**32 - 1  # numpy's seeds
 
 
 def _check(owner: str, name: str, value: object, allowed: Range) -> None:
@@ -141,11 +146,36 @@ def _check(owner: str, name: str, value: object, allowed: Range) -> None:
         raise ConfigError(str(err).removeprefix(".")) from None
 
 
+def resolve_seeds(config: Namespace) -> None:
+    """Give the seeds left unset (`model.init_args.init_seed`, `data.seed`, and `data.val_seed` when null)
+    `seed_everything`'s value, once that is a number, so that the saved config holds the seeds used."""
+    seed = config.get("seed_everything")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        return  # `true`: LightningCLI draws one later, and this runs again then
+    model, data = config.get("model"), config.get("data")
+    init_args = model.get("init_args") if isinstance(model, (dict, Namespace)) else None
+    if isinstance(init_args, (dict, Namespace)) and init_args.get("init_seed", None) is None:
+        init_args["init_seed"] = seed
+    if isinstance(data, (dict, Namespace)):
+        for name in ("seed", "val_seed"):
+            if data.get(name, 0) is None:
+                data[name] = seed
+
+
+def _refuse_optimizer_args(args: Sequence[str]) -> None:
+    for arg in args:
+        if isinstance(arg, str) and arg.startswith(("--optimizer", "--lr_scheduler")):
+            raise ConfigError(
+                f"{arg.partition('=')[0].lstrip('-')} is not supported: the optimizer is AdamW with linear warm-up, "
+                "then linear decay to zero at trainer.max_steps; set model.init_args.lr, weight_decay and warmup_steps"
+            )
+
+
 def check_ranges(config: Namespace) -> None:
     """Raise ConfigError, in one line, for a setting that passes its type check but would fail after start-up."""
     seed = config.get("seed_everything")
     if not isinstance(seed, bool):  # LightningCLI's `seed_everything: true` draws one
-        _check("", "seed_everything", seed, Range(low=0, high=_SEED_MAX, integer=True))
+        _check("", "seed_everything", seed, SEED)
     val_seed = config.get("data", {}).get("val_seed") if isinstance(config.get("data"), (dict, Namespace)) else None
     if val_seed is not None:
         _check("data", "val_seed", val_seed, NONNEGATIVE_INT)
@@ -169,13 +199,13 @@ class MiniBertCLI(LightningCLI):
         # errors come back to us (see main); no abbreviations (as in jsonargparse 5), so a typo such as
         # --trainer.max_step is an error instead of silently meaning --trainer.max_steps
         kwargs.setdefault("parser_kwargs", {"exit_on_error": False, "allow_abbrev": False})
+        kwargs.setdefault("auto_configure_optimizers", False)  # see the module docstring
         self._checkpoint: dict | None = None  # the ckpt_path file, read while parsing
         self._settings: dict = {}  # this run's training settings, stored in its checkpoints
         super().__init__(EncoderModule, StreamDataModule, *args, subclass_mode_model=True, **kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_lightning_class_args(RunSummary, "summary")
-        parser.link_arguments("seed_everything", "data.seed")
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
@@ -203,10 +233,12 @@ class MiniBertCLI(LightningCLI):
         with _config_errors():
             if not isinstance(args, (dict, Namespace)):
                 _check_yaml_files(sys.argv[1:] if args is None else args)
+                _refuse_optimizer_args(sys.argv[1:] if args is None else args)
             super().parse_arguments(parser, args)
             config = self._subcommand_config()
             if config.get("trainer") is not None:  # not for --print_config and the like
                 check_ranges(config)
+                resolve_seeds(config)
                 self._settings = training_settings(config.clone().as_dict())
                 self._resolve_ckpt_path(config)  # before Lightning reads the file
 
@@ -242,6 +274,7 @@ class MiniBertCLI(LightningCLI):
 
     def before_instantiate_classes(self) -> None:
         with _config_errors():
+            resolve_seeds(self._subcommand_config())  # a seed LightningCLI drew (`seed_everything: true`)
             trainer = self._subcommand_config().trainer
             root = trainer.default_root_dir or "."
             if trainer.logger is None or trainer.logger is True:

@@ -4,7 +4,13 @@ Training batches come from an infinite `IterableDataset` that yields whole batch
 on global rank `r` is `np.random.default_rng([seed, r, i])`, so a run is reproducible, resumable at any
 batch, different on every DDP rank, and the same whatever `num_workers` is (worker `w` of `W` makes
 batches `w, w + W, ...`, and the DataLoader hands them out round-robin). Validation is a fixed, finite set
-drawn once from `val_seed`, never from the training stream.
+drawn once from `val_seed` (`np.random.default_rng([val_seed])`), never from the training stream.
+
+Three seeds, each settable on its own: the model's `init_seed` (initial weights), `data.seed` (the training
+stream) and `data.val_seed` (the validation set). The CLI sets `data.seed` and `init_seed` from
+`seed_everything` unless given; `val_seed` is one fixed draw (2018) unless given, or `null` for
+`seed_everything`'s value, so that each seed grades its own questions and the validation set's sampling
+error shows in the spread over seeds instead of being one offset shared by every run.
 
 Example:
     >>> from minibert.objectives import MaskedLM
@@ -16,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 import lightning as L
@@ -24,7 +31,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 from minibert.objectives.base import Batch, Objective
-from minibert.validation import NONNEGATIVE_INT, POSITIVE_INT, check
+from minibert.validation import NONNEGATIVE_INT, POSITIVE_INT, SEED, check
 
 
 class BatchStream(IterableDataset):
@@ -83,7 +90,8 @@ class StreamDataModule(L.LightningDataModule):
     """Training stream and validation set for whichever objective the model trains.
 
     `source` is the model's objective: LightningCLI links it in (`model.objective` -> `data.source`);
-    outside the CLI, set it before `setup`. `seed` is linked to `seed_everything`.
+    outside the CLI, set it before `setup`. `seed` and `val_seed` left at None are Lightning's global seed
+    (`seed_everything`, 0 if it was never called); the CLI writes the value it resolved into the config.
     """
 
     def __init__(
@@ -91,17 +99,23 @@ class StreamDataModule(L.LightningDataModule):
         batch_size: int = 64,
         val_size: int = 2000,
         val_batch_size: int = 1000,
-        val_seed: int = 2018,
+        val_seed: int | None = 2018,
         num_workers: int = 0,
-        seed: int = 0,
+        seed: int | None = None,
         source: Objective | None = None,
     ) -> None:
         super().__init__()
         for name, value in (("batch_size", batch_size), ("val_size", val_size), ("val_batch_size", val_batch_size)):
             check("StreamDataModule", name, value, POSITIVE_INT)
         check("StreamDataModule", "num_workers", num_workers, NONNEGATIVE_INT)
+        for name, value in (("seed", seed), ("val_seed", val_seed)):
+            if value is not None:
+                check("StreamDataModule", name, value, SEED)
         self.batch_size, self.val_size, self.val_batch_size = batch_size, val_size, val_batch_size
-        self.val_seed, self.num_workers, self.seed = val_seed, num_workers, seed
+        global_seed = int(os.environ.get("PL_GLOBAL_SEED", 0))  # what seed_everything set
+        self.seed = global_seed if seed is None else seed
+        self.val_seed = global_seed if val_seed is None else val_seed
+        self.num_workers = num_workers
         self.source = source
         self.val_set: FixedSet | None = None
 

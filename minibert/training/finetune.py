@@ -51,6 +51,7 @@ class FinetuneModule(EncoderModule):
         lr: float = 1e-3,
         weight_decay: float = 0.01,
         warmup_steps: int = 30,
+        init_seed: int | None = None,
     ) -> None:
         if regime not in REGIMES:
             raise ValueError(f"FinetuneModule.regime={regime!r} is not allowed: choose one of {sorted(REGIMES)}")
@@ -72,7 +73,7 @@ class FinetuneModule(EncoderModule):
                 raise ValueError(f"FinetuneModule.encoder={encoder} differs from the checkpoint's {pretrained}")
             encoder = pretrained
         default = Probe() if regime == "probe" else Grammaticality()
-        super().__init__(objective or default, encoder, lr, weight_decay, warmup_steps)
+        super().__init__(objective or default, encoder, lr, weight_decay, warmup_steps, init_seed)
         if mode.load_encoder:
             load_encoder_weights(self.encoder, checkpoint)
         if not mode.train_encoder:

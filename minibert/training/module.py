@@ -25,11 +25,14 @@ from torch import nn
 from minibert.model import EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
 from minibert.training.metrics import CategoryAccuracy
-from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, check
+from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
 
 class EncoderModule(L.LightningModule):
-    """Encoder + objective, trained with AdamW and linear warm-up then linear decay to zero (BERT's schedule)."""
+    """Encoder + objective, trained with AdamW and linear warm-up then linear decay to zero (BERT's schedule).
+
+    `init_seed` draws the initial weights (the encoder's, then the heads'); the CLI sets it from
+    `seed_everything` unless it is given, so that it can be varied apart from the data (`data.seed`)."""
 
     def __init__(
         self,
@@ -38,14 +41,22 @@ class EncoderModule(L.LightningModule):
         lr: float = 3e-3,
         weight_decay: float = 0.01,
         warmup_steps: int = 30,
+        init_seed: int | None = None,
     ) -> None:
         super().__init__()
         owner = type(self).__name__
         check(owner, "lr", lr, POSITIVE)
         check(owner, "weight_decay", weight_decay, NONNEGATIVE)
         check(owner, "warmup_steps", warmup_steps, NONNEGATIVE_INT)
-        self.lr, self.weight_decay, self.warmup_steps = lr, weight_decay, warmup_steps
+        if init_seed is not None:
+            check(owner, "init_seed", init_seed, SEED)
+        self.lr, self.weight_decay, self.warmup_steps, self.init_seed = lr, weight_decay, warmup_steps, init_seed
         self.objective = objective
+        # the initial weights are a function of init_seed alone (None: of the global RNG as it stands), so
+        # encoders of one shape start equal across objectives. The global RNG goes on from there: what else
+        # draws from it (ELECTRA's generator samples) follows the init seed, never the data's.
+        if init_seed is not None:
+            torch.manual_seed(init_seed)
         self.encoder = objective.setup_encoder(encoder)
         self.encoder_config = self.encoder.config
         boards = objective.scoreboards()
