@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import sys
 import time
@@ -42,7 +41,9 @@ EXIT_BAD_INPUT = 2
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--grid", required=True, help="grid file (relative to the repo)")
     p.add_argument("--out", required=True, help="the grid's results folder (runs are shared with its report)")
     p.add_argument("--arms", required=True, help="two or more experiment names, comma-separated; A is the first")
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         grid = load_grid(ROOT / args.grid, root=ROOT)
         unknown = [arm for arm in args.arms if arm not in grid.names]
         if unknown:
-            raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {args.grid}; valid: {', '.join(grid.names)}")
+            valid = ", ".join(grid.names)
+            raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {args.grid}; valid: {valid}")
     except GridError as err:
         print(f"compare.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from minibert.ablation.intervals import Interval
 from minibert.ablation.power import compare, detectable, half_width, paired_interval, seeds_needed, verdict
@@ -103,8 +104,6 @@ def test_stein_interval_uses_the_pilots_spread_and_all_seeds_mean():
     iv = paired_interval(diffs, pilot=3)
     assert iv.mean == pytest.approx(np.mean(diffs))
     assert iv.df == 2 and iv.seeds == 6
-    from scipy import stats
-
     assert half_width(iv) == pytest.approx(stats.t.ppf(0.975, 2) * np.std(diffs[:3], ddof=1) / math.sqrt(6))
     plain = paired_interval(diffs)
     assert plain.df == 5 and half_width(plain) == pytest.approx(
@@ -118,9 +117,8 @@ def test_detectable_difference_is_found_four_times_in_five():
     sd, n = 0.02, 8
     reference = paired_interval(list(rng.normal(0, sd, n)))
     # detectable() from the expected width: the t-interval's half-width at the true sd
-    from scipy import stats
-
-    expected = Interval(0.0, -stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n), stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n), n, n - 1)
+    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    expected = Interval(0.0, -half, half, n, n - 1)
     delta = detectable(expected)
     found = sum(paired_interval(list(rng.normal(delta, sd, n))).lo > 0 for _ in range(4000)) / 4000
     assert 0.74 <= found <= 0.86
