@@ -241,3 +241,20 @@ def curve_figures(boards: list[Board], results: Results) -> list[Figure]:
         )
         figures.append(figure)
     return figures
+
+
+def comparison_figure(rows: list[tuple[str, float, float, float]], name: str = "claims.png") -> Figure:
+    """The grid's answer in one picture: each paired comparison's mean difference (points, on the claimed
+    side when > 0) with its 95% interval, against zero. `rows`: (label, mean, lo, hi) as fractions."""
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.2))
+    for i, (_, mean, lo, hi) in enumerate(rows):
+        beyond = lo > 0
+        ax.errorbar(100 * mean, i, xerr=[[100 * (mean - lo)], [100 * (hi - mean)]], fmt="o", capsize=3,
+                    color="tab:green" if beyond else "tab:gray")  # fmt: skip
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(rows)), [r[0] if len(r[0]) <= 70 else r[0][:67] + "..." for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("paired difference on the claimed side (points), 95% interval; green: beyond noise")
+    fig.tight_layout()
+    caption = "Each claim's paired difference with its 95% interval: right of zero holds, crossing zero is noise."
+    return Figure(name, caption, _png(fig))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minibert.ablation import accuracies
-from minibert.ablation.figures import Figure, bar_figures, curve_figures, group_of
+from minibert.ablation.figures import Figure, bar_figures, comparison_figure, curve_figures, group_of
 from minibert.ablation.grid import Claim, Experiment, Grid
 from minibert.ablation.intervals import (
     NAN,
@@ -34,6 +34,7 @@ from minibert.ablation.intervals import (
     difference_interval,
     reference_difference,
 )
+from minibert.ablation.power import detectable, half_width
 from minibert.ablation.results import Board, Results
 from minibert.ablation.runner import Run
 from minibert.atomic_writes import write_atomic
@@ -249,20 +250,31 @@ def claims_table(grid: Grid, experiments: list[Experiment], results: Results) ->
         if not claim.experiments() <= names:
             continue
         by_seed = claim_by_seed(claim, results)
-        verdict = "yes" if by_seed and all(by_seed.values()) else "NO"
         seeds = ", ".join(f"{s}:{'✓' if ok else '✗'}" for s, ok in sorted(by_seed.items())) or "no runs"
-        interval, beyond = _claim_interval(claim, results)
-        rows.append([Cell(claim.text), Cell(seeds), Cell(verdict), Cell(interval), Cell(beyond)])
+        iv, text, beyond = claim_interval(claim, results)
+        if beyond:
+            verdict = "holds" if all(by_seed.values()) else "holds beyond noise, not on every seed"
+        else:
+            verdict = "within noise" if by_seed and all(by_seed.values()) else "does not hold"
+        paired = claim.value is None or accuracies.parse(claim.value.metric) is not None
+        half = f"{100 * half_width(iv):.1f}" if paired and not math.isnan(iv.mean) else ""
+        mde = detectable(iv) if claim.value is None else math.nan
+        rows.append([Cell(claim.text), Cell(text), Cell(half), Cell("" if math.isnan(mde) else f"{100 * mde:.1f}"),
+                     Cell(seeds), Cell(verdict)])  # fmt: skip
     if not rows:
         return None
     note = ("Paired: for 'A below B' the interval is of B − A per seed on the same validation questions (in "
-            "points); for a threshold, of the value itself. **beyond noise**: the whole interval is on the "
-            "claimed side.")  # fmt: skip
-    header = ["claim", "per seed", "holds on every seed", "95% interval", "beyond noise"]
+            "points); for a threshold, of the value itself. **±**: the interval's half-width. **detectable**: "
+            "the smallest true difference these seeds find beyond noise four times in five (80% power). A "
+            "claim **holds** only when its whole interval is on the claimed side and every seed agrees; "
+            "**within noise** when every seed agrees but the interval reaches the other side.")  # fmt: skip
+    header = ["claim", "95% interval", "±", "detectable", "per seed", "verdict"]
     return Table("claims", header, rows, note)
 
 
-def _claim_interval(claim: Claim, results: Results) -> tuple[str, str]:
+def claim_interval(claim: Claim, results: Results) -> tuple[Interval, str, bool]:
+    """(interval, its text, whether it lies wholly on the claimed side) of a claim: of B − A for 'A below B',
+    of the value for a threshold."""
     if claim.value is not None:
         vals = results.get(claim.value)
         n = _n_for(results, claim.value.experiment, claim.value.metric)
@@ -275,12 +287,16 @@ def _claim_interval(claim: Claim, results: Results) -> tuple[str, str]:
             text = iv.percent()
         lo = -math.inf if claim.at_least is None else claim.at_least
         hi = math.inf if claim.at_most is None else claim.at_most
-        return text, "yes" if lo <= iv.lo and iv.hi <= hi else "no"
+        return iv, text, lo <= iv.lo and iv.hi <= hi
     higher, lower = results.get(claim.higher), results.get(claim.lower)
     n_h = _n_for(results, claim.higher.experiment, claim.higher.metric)
     n_l = _n_for(results, claim.lower.experiment, claim.lower.metric)
     iv = difference_interval(higher, lower, n_h, n_l)
-    return _signed(iv), "yes" if iv.lo > 0 else "no"
+    return iv, _signed(iv), iv.lo > 0
+
+
+def _mean_lo_hi(iv: Interval) -> tuple[float, float, float]:
+    return iv.mean, iv.lo, iv.hi
 
 
 def baselines_of(grid: Grid, boards: list[Board]) -> dict[str, list[Board]]:
@@ -369,12 +385,18 @@ def write_report(
     seeds = sorted({r.seed for r, _ in results.summaries})
     seeds_text = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
     figures: list[Figure] = bar_figures(boards, baselines_of(grid, boards), seeds_text) + curve_figures(boards, results)
+    names = {e.name for e in experiments}
+    compared = [(c.text, *_mean_lo_hi(claim_interval(c, results)[0])) for c in grid.claims
+                if c.value is None and c.experiments() <= names]  # fmt: skip
+    if compared:
+        figures.insert(0, comparison_figure(compared))
     for f in figures:
         write_atomic(out / f.name, f.png)
         written.append(out / f.name)
 
-    tables = accuracy_tables(boards)
-    tables += [t for t in (writeup_table(experiments, results), claims_table(grid, experiments, results)) if t]
+    # the answer first: the claims (paired comparisons and their verdicts), then the full tables
+    tables = [t for t in (claims_table(grid, experiments, results), writeup_table(experiments, results)) if t]
+    tables += accuracy_tables(boards)
     tables += other_tables(experiments, results)
     title = grid_title(grid)
     source = f"Write-up figures: {grid.reference_source}" if grid.reference_source else ""

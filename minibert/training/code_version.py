@@ -20,7 +20,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
 # they read results, never make them
-NOT_HASHED = tuple(f"ablation/{name}.py" for name in ("report", "results", "figures", "accuracies", "intervals"))
+NOT_HASHED = tuple(
+    f"ablation/{name}.py" for name in ("report", "results", "figures", "accuracies", "intervals", "power")
+)
 
 
 @functools.cache
