@@ -89,6 +89,10 @@ CASES = [
     ),
     ("max_epochs=0", [*PRETRAIN, "--trainer.max_epochs=0"], ["trainer.max_epochs=0", "max_steps is the budget"]),
     ("val_seed<0", [*PRETRAIN, "--data.val_seed=-1"], ["data.val_seed=-1", ">= 0"]),
+    ("data.seed<0", [*PRETRAIN, "--data.seed=-1"], ["StreamDataModule.seed=-1", "[0, 4294967295]"]),
+    ("init_seed>2**32-1", [*PRETRAIN, "--model.init_seed=4294967296"], ["init_seed=4294967296", "[0, 4294967295]"]),
+    ("lr_scheduler", [*PRETRAIN, "--lr_scheduler=StepLR"], ["lr_scheduler is not supported", "warmup_steps"]),
+    ("optimizer", [*PRETRAIN, "--optimizer", "SGD"], ["optimizer is not supported", "model.init_args.lr"]),
     ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
     ("seed>2**32-1", [*PRETRAIN, "--seed_everything=4294967296"], ["seed_everything=4294967296", "[0, 4294967295]"]),
 ]
