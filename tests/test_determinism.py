@@ -41,3 +41,23 @@ def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path, one_thread):
     assert not any(torch.equal(wa[k], wo[k]) for k in wa if wa[k].ndim >= 2)
     # ... but not the validation set, which is drawn from data.val_seed: the same questions are graded
     assert metrics(other)["val/n"] == metrics(a)["val/n"]
+
+
+def test_a_run_after_others_in_one_process_is_the_run_alone(tmp_path, one_thread):
+    """Workers train run after run in one process, reusing the CLI's parser: each run's numbers and weights
+    are those of the same run in a fresh process."""
+    from minibert.training import cli
+    from tests.clirun import run_fit, summaries
+
+    dyck = ["configs/pretrain.yaml", "configs/languages/dyck.yaml"]
+    fit(dyck, [*SHORT, "--seed_everything=2", "--model.init_args.lr=0.01"], root_dir=tmp_path / "before")
+    assert cli._PARSERS  # the next run reuses a parser
+    after = fit(["configs/pretrain.yaml"], [*SHORT, "--seed_everything=1"], root_dir=tmp_path / "after")
+    alone = run_fit(
+        "-c", "configs/pretrain.yaml", *SHORT, "--seed_everything=1", f"--trainer.default_root_dir={tmp_path / 'alone'}"
+    )
+    assert alone.returncode == 0, alone.stderr
+    (fresh,) = summaries(tmp_path / "alone")
+    assert metrics(after) == metrics(fresh) and after["seeds"] == fresh["seeds"]
+    wa, wf = (weights(last_checkpoint(p)) for p in (after["log_dir"], next((tmp_path / "alone").glob("**/version_*"))))
+    assert all(torch.equal(wa[k], wf[k]) for k in wa)

@@ -191,6 +191,13 @@ def check_ranges(config: Namespace) -> None:
             )
 
 
+# Parsers built in this process, by what builds them: building one reads every class signature (about
+# 0.8 s here), and a worker that trains run after run (scripts/ablate.py) would pay it on every run.
+# Parsing does not change a parser, so a run is the same whether its parser is new or reused
+# (tests/test_determinism.py).
+_PARSERS: dict[str, tuple] = {}
+
+
 class MiniBertCLI(LightningCLI):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("seed_everything_default", 0)
@@ -203,6 +210,19 @@ class MiniBertCLI(LightningCLI):
         self._checkpoint: dict | None = None  # the ckpt_path file, read while parsing
         self._settings: dict = {}  # this run's training settings, stored in its checkpoints
         super().__init__(EncoderModule, StreamDataModule, *args, subclass_mode_model=True, **kwargs)
+
+    def setup_parser(self, add_subcommands: bool, main_kwargs: dict, subparser_kwargs: dict) -> None:
+        key = repr((type(self), add_subcommands, main_kwargs, subparser_kwargs, self.trainer_class,
+                    self.trainer_defaults, self.seed_everything_default, self.save_config_callback))  # fmt: skip
+        if key in _PARSERS:
+            self.parser, self._subcommand_parsers, self._subcommand_method_arguments = _PARSERS[key]
+            return
+        super().setup_parser(add_subcommands, main_kwargs, subparser_kwargs)
+        _PARSERS[key] = (
+            self.parser,
+            getattr(self, "_subcommand_parsers", {}),
+            getattr(self, "_subcommand_method_arguments", {}),
+        )
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_lightning_class_args(RunSummary, "summary")
