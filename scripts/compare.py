@@ -28,14 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import ablate  # noqa: E402  (scripts/ablate.py, beside this file)
-
 from minibert.ablation import accuracies  # noqa: E402
 from minibert.ablation.grid import GridError, MetricRef, load_grid  # noqa: E402
 from minibert.ablation.power import Comparison, compare, half_width, seeds_needed  # noqa: E402
 from minibert.ablation.results import Results  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
 from minibert.atomic_writes import write_atomic, write_json  # noqa: E402
+from scripts import ablate  # noqa: E402
 
 EXIT_BAD_INPUT = 2
 
