@@ -241,3 +241,25 @@ def test_committed_reports_show_every_logged_accuracy_within_bounds(out):
     assert not re.search(r"issues? #\d", md)
     for lo, hi in re.findall(r"\((\d+\.\d)–(\d+\.\d)\)", md):  # every accuracy interval in the markdown
         assert 0 <= float(lo) <= float(hi) <= 100
+
+
+@pytest.mark.parametrize(
+    ("lower", "higher", "verdict"),
+    [
+        ((0.50, 0.50, 0.50), (0.501, 0.55, 0.501), "within noise"),  # every seed agrees, the interval holds 0
+        ((0.50, 0.51, 0.52), (0.60, 0.62, 0.61), "holds"),
+        ((0.50, 0.51, 0.52), (0.49, 0.515, 0.51), "does not hold"),
+    ],
+)
+def test_a_claim_whose_interval_holds_zero_never_reads_holds(lower, higher, verdict):
+    from minibert.ablation.report import claims_table
+    from minibert.ablation.results import Results
+
+    a, b = Experiment("a", "pretrain", ("c.yaml",)), Experiment("b", "pretrain", ("c.yaml",))
+    claim = Claim("a below b", lower=MetricRef("a", "val/acc"), higher=MetricRef("b", "val/acc"))
+    values = {("a", "val/acc"): dict(enumerate(lower)), ("b", "val/acc"): dict(enumerate(higher))}
+    table = claims_table(Grid((a, b), (claim,)), [a, b], Results(values, []))
+    row = dict(zip(table.header, (c.text for c in table.rows[0])))
+    assert row["verdict"] == verdict
+    half, mde = float(row["±"]), float(row["detectable"])
+    assert 0 < half < mde  # the detectable difference is wider than the interval's half-width
