@@ -10,6 +10,7 @@ and its ratio to the first experiment's (`--baseline` names another).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import statistics
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)
         experiments = grid.select(args.only.split(",") if args.only else None)
+        if args.only:  # select() adds the experiments they load encoders from: show only those asked for
+            experiments = [e for e in experiments if any(fnmatch.fnmatch(e.name, p) for p in args.only.split(","))]
     except GridError as err:
         print(f"spread.py: error: {err}", file=sys.stderr)
         return 2
