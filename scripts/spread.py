@@ -35,14 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)
-        experiments = grid.select(args.only.split(",") if args.only else None)
-        if args.only:  # select() adds the experiments they load encoders from: show only those asked for
-            experiments = [e for e in experiments if any(fnmatch.fnmatch(e.name, p) for p in args.only.split(","))]
+        selected = grid.select(args.only.split(",") if args.only else None)  # with what they load encoders from
+        patterns = args.only.split(",") if args.only else ["*"]
+        experiments = [e for e in selected if any(fnmatch.fnmatch(e.name, p) for p in patterns)]
     except GridError as err:
         print(f"spread.py: error: {err}", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
-    runs = plan(experiments, sorted(seeds_on_disk(out, [e.name for e in experiments])), out, ROOT)
+    runs = plan(selected, sorted(seeds_on_disk(out, [e.name for e in selected])), out, ROOT)
     results = Results.collect(runs)
     times: dict[str, list[float]] = {}
     for run, summary in results.summaries:
