@@ -48,7 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--arms", required=True, help="two or more experiment names, comma-separated; A is the first")
     p.add_argument("--metric", required=True, help="the metric compared, e.g. val/acc or val/gap/acc")
     p.add_argument("--half-width", type=float, required=True, help="target 95%% half-width, in the metric's units")
-    p.add_argument("--pilot", type=int, default=5, help="pilot seeds n0 (default 5)")
+    p.add_argument("--pilot", type=int, default=10, help="pilot seeds n0 (default 10)")
     p.add_argument("--max-seeds", type=int, default=30, help="seed budget per arm (default 30)")
     p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ... (default 0)")
     p.add_argument("--lower-is-better", action="store_true", default=None, help="default: for gaps and losses")

@@ -32,7 +32,7 @@ DISTRIBUTIONS = {
 
 
 @pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
-@pytest.mark.parametrize("pilot", [3, 5])
+@pytest.mark.parametrize("pilot", [3, 5, 10])
 def test_stein_procedure_covers_at_nominal_95_as_it_stops(name, pilot):
     sampler, true_mean = DISTRIBUTIONS[name]
     rng = np.random.default_rng([18, pilot])
