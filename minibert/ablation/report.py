@@ -214,21 +214,26 @@ def writeup_table(experiments: list[Experiment], results: Results) -> Table | No
                 mean = statistics.fmean(vals.values()) if vals else math.nan
                 verdict = "equal" if mean == ref else "differs"
                 rows.append([Cell(e.name), Cell(metric), Cell(_plain(list(vals.values())), attrs),
-                             Cell(_plain([ref])), Cell(""), Cell(verdict)])  # fmt: skip
+                             Cell(_plain([ref])), Cell(""), Cell(""), Cell(""), Cell(verdict)])  # fmt: skip
                 continue
             n = _n_for(results, e.name, metric)
             iv = accuracy_interval(list(vals.values()), n)
             diff = reference_difference(list(vals.values()), n, ref)
             verdict = "n/a" if math.isnan(diff.mean) else "within noise" if diff.contains_zero else "differs"
             attrs.update({"lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}"})
+            half = "" if math.isnan(diff.mean) else f"{100 * half_width(diff):.1f}"
+            mde = detectable(diff)
             rows.append([Cell(e.name), Cell(_metric_label(key)), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}%"),
-                         Cell(_signed(diff)), Cell(verdict)])  # fmt: skip
+                         Cell(_signed(diff)), Cell(half), Cell("" if math.isnan(mde) else f"{100 * mde:.1f}"),
+                         Cell(verdict)])  # fmt: skip
     if not rows:
         return None
     note = ("Difference: ours minus the write-up's single run, in percentage points, with its 95% interval "
             "(our seeds' spread counted for the single run too, and both validation sets' sampling error); "
-            "**within noise** when the interval contains 0.")  # fmt: skip
-    header = ["experiment", "metric", "measured (95% interval)", "write-up", "difference", "verdict"]
+            "**within noise** when the interval contains 0. **±**: its half-width; **detectable**: the smallest "
+            "true difference these seeds find beyond noise four times in five.")  # fmt: skip
+    header = ["experiment", "metric", "measured (95% interval)", "write-up", "difference", "±", "detectable",
+              "verdict"]  # fmt: skip
     return Table("side by side with the write-up", header, rows, note)
 
 
