@@ -99,7 +99,7 @@ def test_a_sweep_expands_to_one_experiment_per_combination(tmp_path):
     entry = {"name": "r/mlm", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
              "overrides": {"trainer.max_steps": 5},
              "sweep": {"model.init_args.lr": [0.001, 0.01], "data.batch_size": [8, 16]}}  # fmt: skip
-    path.write_text(yaml.safe_dump({"experiments": [entry]}))
+    path.write_text(yaml.safe_dump({"experiments": [entry]}, sort_keys=False))  # the sweep's keys in written order
     grid = load_grid(path)
     assert grid.names == ["r/mlm/lr0.001-batch_size8", "r/mlm/lr0.001-batch_size16", "r/mlm/lr0.01-batch_size8",
                           "r/mlm/lr0.01-batch_size16"]  # fmt: skip
