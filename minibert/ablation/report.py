@@ -342,6 +342,24 @@ class ReportError(ValueError):
     """A report that would cover nothing or less than the one it replaces; the message says what is missing."""
 
 
+SEEDS_LINE = "seeds (each run's summary.json `seeds`)"
+
+
+def seeds_line(results: Results) -> str:
+    """How the runs' three seeds (summary.json `seeds`) relate to seed_everything, in one line."""
+    kinds: Counter = Counter()
+    for _, summary in results.summaries:
+        seeds = summary.get("seeds") or {}
+        base = seeds.get("seed_everything")
+        kinds["init " + ("= seed" if seeds.get("init") == base else "set apart")] += 1
+        kinds["data " + ("= seed" if seeds.get("data") == base else "set apart")] += 1
+    own = len(results.own_val_sets)
+    experiments = len({r.experiment.name for r, _ in results.summaries})
+    parts = ", ".join(f"{k} in {n} runs" for k, n in sorted(kinds.items()))
+    return (f"{SEEDS_LINE}: {parts or 'not recorded'}; validation set drawn per seed "
+            f"in {own} of {experiments} experiments, one fixed draw in the rest")  # fmt: skip
+
+
 def check_not_shrinking(out: Path, results: Results) -> None:
     """Raise ReportError if `results` has no run, or lacks an (experiment, seed) of `out/ablation.csv`."""
     if not results.summaries:
@@ -406,6 +424,7 @@ def write_report(
     title = grid_title(grid)
     source = f"Write-up figures: {grid.reference_source}" if grid.reference_source else ""
 
+    header = [*(h for h in header if not h.startswith(SEEDS_LINE)), seeds_line(results)]  # a rebuilt report's anew
     md = [f"# {title}", "", *[f"- {h}" for h in header], ""]
     if links:
         md += ["Other grids: " + ", ".join(f"[{t}]({h.replace('dashboard.html', 'ablation.md')})"
