@@ -54,6 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lower-is-better", action="store_true", default=None, help="default: for gaps and losses")
     p.add_argument("--name", help="file name of the written comparison (default from the arms and metric)")
     p.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
+    p.add_argument("--replace-report", action="store_true", help="as ablate.py's: let the grid's report drop runs")
     args = p.parse_args(argv)
     args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if len(args.arms) < 2:
@@ -74,7 +75,8 @@ def run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     """Train (or reuse) every arm on `seeds` through ablate.py, which also rebuilds the grid's report."""
     return ablate.main(
         ["--grid", args.grid, "--out", args.out, "--only", ",".join(args.arms),
-         "--seed-list", ",".join(map(str, seeds)), "--workers", str(args.workers)]
+         "--seed-list", ",".join(map(str, seeds)), "--workers", str(args.workers),
+         *(["--replace-report"] if args.replace_report else [])]
     )  # fmt: skip
 
 
