@@ -44,8 +44,10 @@ __all__ = ["Results", "claim_by_seed", "write_report", "sibling_dashboards"]
 INTERVALS = (
     "Intervals are 95%: each accuracy's mean over seeds, with a Wilson-type interval whose variance adds the "
     "seeds' spread (s²/S) and the validation set's binomial sampling error (p(1-p)/n), with Student's t at "
-    "the Welch-Satterthwaite degrees of freedom; it never leaves [0, 1]. Differences (claims, gaps to the "
-    "ceiling, the write-up) are paired by seed on the same validation questions."
+    "the Welch-Satterthwaite degrees of freedom; it never leaves [0, 1]. Where every seed graded a validation "
+    "set of its own (`data.val_seed: null`), that error is already in the seeds' spread and is not added "
+    "again. Differences (claims, gaps to the ceiling, the write-up) are paired by seed on the same validation "
+    "questions."
 )
 
 
