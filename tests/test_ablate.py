@@ -87,10 +87,12 @@ def test_tiny_grid_writes_csv_md_png_html(finished):
         assert name in md
     assert "6 runs trained, 0 reused" in md
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert pngs == ["finetune_curves.png", "finetune_metrics.png", "pretrain_curves.png", "pretrain_metrics.png"]
+    # the claims' paired differences first (the grid's answer), then bars and curves
+    assert pngs == ["claims.png", "finetune_curves.png", "finetune_metrics.png", "pretrain_curves.png",
+                    "pretrain_metrics.png"]  # fmt: skip
     assert all((out / p).read_bytes().startswith(b"\x89PNG") for p in pngs)
     page = (out / "dashboard.html").read_text()
-    assert page.count("data:image/png;base64,") == 4
+    assert page.count("data:image/png;base64,") == 5
     assert "http://" not in page and "https://" not in page  # opens offline
     assert not list(out.rglob("*.tmp"))  # atomic writes leave no temporaries
 
