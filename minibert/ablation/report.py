@@ -429,8 +429,7 @@ def write_report(
     header = [*(h for h in header if not h.startswith(SEEDS_LINE)), seeds_line(results)]  # a rebuilt report's anew
     md = [f"# {title}", "", *[f"- {h}" for h in header], ""]
     if links:
-        md += ["Other grids: " + ", ".join(f"[{t}]({h.replace('dashboard.html', 'ablation.md')})"
-                                           for t, h in links.items()), ""]  # fmt: skip
+        md += [_nav_markdown(links), ""]
     md += [x for x in (source, INTERVALS) if x] + [""]
     md += [t.markdown() for t in tables]
     md += [f"![{f.name}]({f.name})\n\n{f.caption}\n" for f in figures]
@@ -439,7 +438,31 @@ def write_report(
 
     write_atomic(out / "dashboard.html", dashboard(title, header, links, source, tables, figures))
     written.append(out / "dashboard.html")
+    for href in links.values():  # a new grid's page: the pages it links to link back to it
+        relink(out / Path(href).parent)
     return written
+
+
+def _nav_html(links: dict[str, str]) -> str:
+    items = " · ".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for t, h in links.items())
+    return f"<nav>Other grids: {items}</nav>"
+
+
+def _nav_markdown(links: dict[str, str]) -> str:
+    return "Other grids: " + ", ".join(f"[{t}]({h.replace('dashboard.html', 'ablation.md')})" for t, h in links.items())
+
+
+def relink(out: Path) -> None:
+    """Bring the 'Other grids' links of the report in `out` up to date with the dashboards now beside it,
+    without its runs (a grid whose runs are gone keeps its page and gains links to newer grids)."""
+    links = sibling_dashboards(out)
+    page, md = Path(out) / "dashboard.html", Path(out) / "ablation.md"
+    if page.is_file() and "<nav>" in (text := page.read_text()):
+        write_atomic(page, re.sub(r"<nav>.*?</nav>", lambda _: _nav_html(links), text, count=1, flags=re.S))
+    if md.is_file():
+        lines = md.read_text().split("\n")
+        lines = [_nav_markdown(links) if line.startswith("Other grids: ") else line for line in lines]
+        write_atomic(md, "\n".join(lines))
 
 
 _STYLE = (
@@ -456,10 +479,7 @@ def dashboard(
     title: str, header: list[str], links: dict[str, str], source: str, tables: list[Table], figures: list[Figure]
 ) -> str:
     """One self-contained page: no script, no request beyond the file itself (images are inlined)."""
-    nav = ""
-    if links:
-        items = " · ".join(f'<a href="{html.escape(h)}">{html.escape(t)}</a>' for t, h in links.items())
-        nav = f"<nav>Other grids: {items}</nav>"
+    nav = _nav_html(links) if links else ""
     images = "".join(
         f'<figure id="{html.escape(f.name)}" data-metrics="{html.escape(_pairs(f.drawn))}" '
         f'data-ceilings="{html.escape(_pairs(f.ceilings))}">'
