@@ -60,9 +60,17 @@ def test_breaking_the_recipe_breaks_what_the_write_up_says(default_grid):
     assert mean("break/pick_0", "val/acc") < 0.2
 
 
+# How far fine-tuning figures move between two machines of this project's kind, for the same code (commit
+# 66737e4's figures against the same code run on another 2-core x86_64 machine, 2026-12-01): at most 0.60
+# points on an accuracy and 0.014 on a loss, all in `finetune/full`, whose 300 steps amplify float
+# differences in the CPU's kernels. The tolerances sit above that; pre-training figures stay exact.
+FINETUNE_ACC_TOLERANCE, FINETUNE_LOSS_TOLERANCE = 0.01, 0.02
+
+
 def test_default_grid_metrics_are_those_of_the_code_before_languages_became_plug_ins(default_grid, root):
     """Every per-seed val/ and train/ figure that the code before languages became plug-ins (commit 66737e4)
-    gives on the project's machine, kept in tests/expected/default_grid.csv, to float32 precision."""
+    gives, kept in tests/expected/default_grid.csv: pre-training to float32 precision, fine-tuning within
+    the tolerance measured across machines (above)."""
     import csv
 
     with open(root / "tests/expected/default_grid.csv", newline="") as f:
@@ -71,7 +79,11 @@ def test_default_grid_metrics_are_those_of_the_code_before_languages_became_plug
     values = default_grid.results.values
     for row in expected:
         got = values[(row["experiment"], row["metric"])][int(row["seed"])]
-        assert got == pytest.approx(float(row["value"]), abs=1e-6, nan_ok=True), row
+        if not row["experiment"].startswith("finetune/"):
+            tolerance = 1e-6
+        else:
+            tolerance = FINETUNE_LOSS_TOLERANCE if row["metric"].endswith("loss") else FINETUNE_ACC_TOLERANCE
+        assert got == pytest.approx(float(row["value"]), abs=tolerance, nan_ok=True), row
 
 
 def test_the_bidirectional_mlm_sits_at_its_ceiling_on_the_seed_language(default_grid):
