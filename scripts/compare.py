@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from minibert.ablation import accuracies  # noqa: E402
-from minibert.ablation.grid import GridError, MetricRef, load_grid  # noqa: E402
+from minibert.ablation.grid import Grid, GridError, MetricRef, load_grid  # noqa: E402
 from minibert.ablation.power import Comparison, compare, half_width, seeds_needed  # noqa: E402
 from minibert.ablation.results import Results  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
@@ -80,9 +80,8 @@ def run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     )  # fmt: skip
 
 
-def differences(args: argparse.Namespace, seeds: list[int]) -> dict[tuple[str, str], dict[int, float]]:
+def differences(args: argparse.Namespace, grid: Grid, seeds: list[int]) -> dict[tuple[str, str], dict[int, float]]:
     """(A, B) -> {seed: A - B} for every pair of arms, in the direction where > 0 means A is better."""
-    grid = load_grid(ROOT / args.grid, root=ROOT)
     runs = plan(grid.select(args.arms), seeds, Path(args.out).resolve(), ROOT)
     results = Results.collect(runs)
     values = {arm: results.get(MetricRef(arm, args.metric)) for arm in args.arms}
@@ -132,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     pilot = list(range(args.first_seed, args.first_seed + args.pilot))
     if (code := run_seeds(args, pilot)) != 0:
         return code
-    diffs = differences(args, pilot)
+    diffs = differences(args, grid, pilot)
     for pair, d in diffs.items():
         if len(d) < len(pilot) or any(math.isnan(v) for v in d.values()):
             print(f"compare.py: error: {pair[0]} or {pair[1]} did not log {args.metric} on every pilot seed",
@@ -144,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if needed > len(pilot) and (code := run_seeds(args, seeds)) != 0:
         return code
     comparisons = {}
-    for pair, d in differences(args, seeds).items():
+    for pair, d in differences(args, grid, seeds).items():
         pilot_d = [d[s] for s in pilot]
         capped = seeds_needed(pilot_d, args.half_width, 10**9) > needed
         comparisons[pair] = compare(d, args.pilot, args.half_width, capped)

@@ -60,10 +60,11 @@ def test_breaking_the_recipe_breaks_what_the_write_up_says(default_grid):
     assert mean("break/pick_0", "val/acc") < 0.2
 
 
-# How far fine-tuning figures move between two machines of this project's kind, for the same code (commit
-# 66737e4's figures against the same code run on another 2-core x86_64 machine, 2026-12-01): at most 0.60
-# points on an accuracy and 0.014 on a loss, all in `finetune/full`, whose 300 steps amplify float
-# differences in the CPU's kernels. The tolerances sit above that; pre-training figures stay exact.
+# How far fine-tuning figures move between two machines of this project's kind for the same code: commit
+# 4903fc8 reproduced the kept figures on one 2-core x86_64 machine and, on another (2026-12-01), differed
+# from them by at most 0.60 points on an accuracy and 0.014 on a loss, all in `finetune/full`, whose 300
+# steps amplify float differences in the CPU's kernels. The tolerances sit above that; pre-training figures
+# stay exact.
 FINETUNE_ACC_TOLERANCE, FINETUNE_LOSS_TOLERANCE = 0.01, 0.02
 
 

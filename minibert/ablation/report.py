@@ -457,12 +457,18 @@ def relink(out: Path) -> None:
     without its runs (a grid whose runs are gone keeps its page and gains links to newer grids)."""
     links = sibling_dashboards(out)
     page, md = Path(out) / "dashboard.html", Path(out) / "ablation.md"
-    if page.is_file() and "<nav>" in (text := page.read_text()):
-        write_atomic(page, re.sub(r"<nav>.*?</nav>", lambda _: _nav_html(links), text, count=1, flags=re.S))
+    if page.is_file():
+        text = page.read_text()
+        _write_if_changed(page, text, re.sub(r"<nav>.*?</nav>", lambda _: _nav_html(links), text, count=1, flags=re.S))
     if md.is_file():
-        lines = md.read_text().split("\n")
-        lines = [_nav_markdown(links) if line.startswith("Other grids: ") else line for line in lines]
-        write_atomic(md, "\n".join(lines))
+        text = md.read_text()
+        lines = [_nav_markdown(links) if line.startswith("Other grids: ") else line for line in text.split("\n")]
+        _write_if_changed(md, text, "\n".join(lines))
+
+
+def _write_if_changed(path: Path, old: str, new: str) -> None:
+    if new != old:
+        write_atomic(path, new)
 
 
 _STYLE = (
