@@ -24,16 +24,15 @@ IGNORE = -100  # label at positions that are not graded (torch's cross_entropy i
 # What happened to each position: the per-position `kind` returned by MaskingRecipe.apply.
 UNTOUCHED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
 
-# The categories masked-token accuracy is split by, in the order `categories` returns them.
-MLM_CATEGORIES = (
-    "opener",
-    "closer",
-    "partner_visible",
-    "partner_hidden",
-    "kind_mask",
-    "kind_random",
-    "kind_kept",
-)
+# The categories masked-token accuracy is split by: the shared ones a language takes
+# (`Language.shared_categories`), then the recipe's own, then the language's own.
+SHARED_CATEGORIES = ("opener", "closer", "partner_visible", "partner_hidden")
+KIND_CATEGORIES = ("kind_mask", "kind_random", "kind_kept")
+# Of these, only "kind_mask" is a function of what the model sees (a position shows [MASK] exactly when it
+# was masked), so only it has a per-category Bayes bound; a kept and a replaced token look alike, and the
+# true token's class or its partner's fate are hidden. See minibert.oracle.
+INPUT_CATEGORIES = ("kind_mask",)
+MLM_CATEGORIES = SHARED_CATEGORIES + KIND_CATEGORIES  # what a bracket language gets before its own
 
 _TOLERANCE = 1e-9  # so that 0.7 + 0.2 + 0.1 counts as <= 1
 
@@ -113,40 +112,54 @@ class MaskingRecipe:
         be picked: (1 - p_pick) [shows w] + p_pick graded. Positions are corrupted independently, so the
         posterior of a graded position is its cavity (minibert.oracle) times its graded emission.
         """
+        context, by_kind = self.emissions(inputs, language)
+        return context, by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]
+
+    def emissions(self, inputs: np.ndarray, language: Language) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """`likelihoods` with the graded emission split by what happened to the position: (context,
+        {"kind_mask": ..., "kind_random": ..., "kind_kept": ...}), each (B, T, V), summing to `graded`."""
         V = language.vocab_size
         shown = np.eye(V, dtype=np.float64)[np.clip(inputs, 0, V - 1)]  # (B, T, V): [inputs == w]
         content = language.is_content(inputs)[..., None]
-        graded = (
-            self.p_mask * (inputs == MASK_ID)[..., None]
-            + self.p_random / len(language.content_ids) * content * language.is_content(np.arange(V))
-            + self.p_kept * shown
-        )
+        by_kind = {
+            "kind_mask": self.p_mask * (inputs == MASK_ID)[..., None] * np.ones(V),
+            "kind_random": self.p_random / len(language.content_ids) * content * language.is_content(np.arange(V)),
+            "kind_kept": self.p_kept * shown,
+        }
+        graded = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]
         pickable = content | (inputs == MASK_ID)[..., None]
         context = np.where(pickable, (1.0 - self.p_pick) * shown + self.p_pick * graded, shown)
-        return context, graded
+        return context, by_kind
+
+
+def mlm_categories(language: Language) -> tuple[str, ...]:
+    """The names `categories` returns columns for: the language's shared ones, the recipe's, its own."""
+    if unknown := [c for c in language.shared_categories if c not in SHARED_CATEGORIES]:
+        raise ValueError(f"{language!r}.shared_categories names {unknown}: choose among {SHARED_CATEGORIES}")
+    if unknown := [c for c in language.input_categories if c not in language.categories]:
+        raise ValueError(f"{language!r}.input_categories names {unknown}, not among its categories {language.categories}")
+    return tuple(language.shared_categories) + KIND_CATEGORIES + tuple(language.categories)
 
 
 def categories(language: Language, ids: np.ndarray, labels: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """Which categories each position of the clean `ids` (B, T) belongs to: MLM_CATEGORIES followed by the
-    language's own (`language.categories`), shape (B, T, 7 + len(language.categories)) bool.
+    """Which categories each position of the clean `ids` (B, T) belongs to, columns in `mlm_categories(language)`
+    order, shape (B, T, C) bool.
 
     The partner is *visible* when it is untouched or kept, *hidden* when it became [MASK] or a random
     token. Only picked positions (label != IGNORE) belong to any category.
     """
     picked = labels != IGNORE
-    opener = language.is_opener(ids)
+    shared = {}
+    if {"opener", "closer"} & set(language.shared_categories):
+        opener = language.is_opener(ids)
+        shared |= {"opener": opener, "closer": language.is_closer(ids)}
     partner = language.partner(ids)  # (B, T)
-    partner_kind = np.take_along_axis(kind, partner, axis=1)  # (B, T): what happened to each partner
-    partner_visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
-    cats = [
-        opener,
-        ~opener,
-        partner_visible,
-        ~partner_visible,
-        kind == MASKED,
-        kind == RANDOM,
-        kind == KEPT,
-    ]
+    if {"partner_visible", "partner_hidden"} & set(language.shared_categories):
+        partner_kind = np.take_along_axis(kind, partner, axis=1)  # (B, T): what happened to each partner
+        visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
+        shared |= {"partner_visible": visible, "partner_hidden": ~visible}
+    cats = [shared[name] for name in language.shared_categories]
+    cats += [kind == MASKED, kind == RANDOM, kind == KEPT]
     return np.concatenate([np.stack(cats, axis=-1), language.category_masks(ids, partner)], axis=-1) & picked[..., None]
 
 

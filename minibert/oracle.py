@@ -6,6 +6,13 @@ for a causal encoder) and the emissions are the recipe's (`MaskingRecipe.likelih
 question is the chance that the posterior's most likely token is the true one; a tie among t tokens counts
 1/t when the true token is among them, which is what a predictor that breaks ties at random scores.
 
+Overall, and on a category the model's input decides (which position shows [MASK]), this is a bound: the
+Bayes predictor is best on every question, so no predictor beats it there. On a category that depends on
+what the model cannot see (the true token's class, whether a shown token was kept, a partner's fate) it is
+only the Bayes predictor's own accuracy, a reference: a predictor can trade accuracy across categories and
+beat it there. That category's own bound, where its joint posterior with the token is known, is
+`mlm_grades`' second output.
+
 Results are cached by content, so a validation set is graded once per process however many runs use it.
 
 Example:
@@ -29,8 +36,9 @@ import numpy as np
 from minibert.languages.base import Language
 from minibert.masking import IGNORE, MaskingRecipe
 
+_TINY = np.finfo(np.float64).tiny
 TIE_RTOL = 1e-9  # posteriors within this relative distance of the maximum count as tied with it
-_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
+_CACHE: OrderedDict[str, object] = OrderedDict()
 _CACHE_SIZE = 16
 
 
@@ -49,7 +57,7 @@ def posterior(language: Language, recipe: MaskingRecipe, inputs: np.ndarray, cau
     return weights / np.maximum(weights.sum(-1, keepdims=True), np.finfo(np.float64).tiny)
 
 
-def _cached(key_parts: tuple, arrays: tuple[np.ndarray, ...], compute) -> np.ndarray:
+def _cached(key_parts: tuple, arrays: tuple[np.ndarray, ...], compute):
     digest = hashlib.sha256(repr(key_parts).encode())
     for a in arrays:
         digest.update(np.ascontiguousarray(a).tobytes())
@@ -67,16 +75,49 @@ def mlm_credit(
 ) -> np.ndarray:
     """(B, T) corrupted sentences and labels (IGNORE where not graded) -> (B, T) float64 ceiling credit of
     each graded position (0 elsewhere); `causal`: a position sees only itself and its left."""
+    return mlm_grades(language, recipe, inputs, labels, causal)[0]
 
-    def compute() -> np.ndarray:
+
+def mlm_grades(
+    language: Language, recipe: MaskingRecipe, inputs: np.ndarray, labels: np.ndarray, causal: bool,
+    categories: tuple[str, ...] = (),
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The oracle's credit of each graded position (`mlm_credit`, (B, T)) and, for each of `categories`, the
+    credit of that category's own best predictor ((B, T, C) float64; zeros where not graded, NaN for a
+    category whose joint posterior is not known here).
+
+    A predictor's expected hits on a category are the sum over questions of P(its guess, in the category |
+    inputs), so the best predictor for that category alone guesses the token maximising that joint. Its
+    accuracy on the category's questions is the category's bound, which may exceed the Bayes predictor's
+    accuracy there (on kept tokens it copies the shown token: 100%). The joint is known for a token class
+    ("opener", "closer": the posterior on the class's tokens) and for what happened to the position
+    ("kind_*": the cavity times that fate's share of the emission), not for a partner's fate nor for the
+    language's own categories.
+    """
+
+    def compute() -> tuple[np.ndarray, np.ndarray]:
         graded = labels != IGNORE
         credit = np.zeros(labels.shape, dtype=np.float64)
-        if graded.any():
-            post = posterior(language, recipe, inputs, causal)
-            credit[graded] = tie_credit(post[graded], labels[graded])
-        return credit
+        best = np.zeros((*labels.shape, len(categories)), dtype=np.float64)
+        if not graded.any():
+            return credit, best
+        context, by_kind = recipe.emissions(inputs, language)
+        emission = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]  # = likelihoods' graded
+        cavity = language.cavity(context, causal=causal)[graded]  # (N, V)
+        weights = cavity * emission[graded]  # (N, V): the unnormalised posterior
+        truth = labels[graded]
+        credit[graded] = tie_credit(weights / np.maximum(weights.sum(-1, keepdims=True), _TINY), truth)
+        ids = np.arange(language.vocab_size)
+        joint = {kind: cavity * e[graded] for kind, e in by_kind.items()}  # (N, V) each, same normaliser
+        joint |= {"opener": weights * language.is_opener(ids), "closer": weights * language.is_closer(ids)}
+        for i, name in enumerate(categories):
+            if name not in joint:
+                best[..., i] = np.nan
+            else:  # a question outside the category (all-zero joint) gets credit; membership masks it out
+                best[graded, i] = tie_credit(joint[name], truth)
+        return credit, best
 
-    return _cached((repr(language), recipe, causal), (inputs, labels), compute)
+    return _cached((repr(language), recipe, causal, categories), (inputs, labels), compute)
 
 
 def next_token_credit(language: Language, ids: np.ndarray) -> np.ndarray:

@@ -52,7 +52,7 @@ def test_discriminator_accuracy_is_split_by_replaced_and_original_and_the_genera
     torch.manual_seed(0)
     rtd = ReplacedTokenDetection(discriminator_weight=10.0)
     module = EncoderModule(objective=rtd)
-    assert dict(zip(module.metric_prefixes, rtd.scoreboards().values(), strict=True))[""] == ("replaced", "original")
+    assert dict(zip(module.metric_prefixes, rtd.scoreboards().values(), strict=True))[""].categories == ("replaced", "original")
     batch = rtd.make_batch(np.random.default_rng(2), 200, "val")
     out = module.objective(module.encoder, batch)
     parts = out.graded()

@@ -5,7 +5,9 @@ A language is a set of sentences `[CLS] w_1 ... w_L` over its own tokens. It own
 - its vocabulary (ids 0 and 1 are always `[CLS]` and `[MASK]`; its own tokens follow) and `seq_len`;
 - `sample(rng, n)`: sentences drawn with `rng` alone;
 - the token classes that metric categories use: `is_opener`/`is_closer`, `partner` (the position of the
-  bracket that answers each one) and any categories of its own (`categories`, `category_masks`);
+  bracket that answers each one), which of the shared categories apply (`shared_categories`) and any
+  categories of its own (`categories`, `category_masks`, and which of them the model's input decides:
+  `input_categories`);
 - an exact Bayes oracle, `cavity(likelihood, causal)`: the distribution of the true token at every
   position given what the *other* positions show (all of them, or only those on the left), where
   `likelihood[b, t, w]` is the chance of what position t shows if its true token is w. minibert.oracle
@@ -34,6 +36,13 @@ class Language(ABC):
 
     #: names of the language's own categories, in the column order of `category_masks`
     categories: tuple[str, ...] = ()
+    #: those of its own categories that are a function of what the model sees (which position, which tokens
+    #: are shown). Only they, and the overall accuracy, have a per-category Bayes bound; on a category that
+    #: depends on hidden truth (the true token, its partner) a predictor may beat the Bayes predictor.
+    input_categories: tuple[str, ...] = ()
+    #: which of the shared categories (minibert.masking.SHARED_CATEGORIES) apply: "opener"/"closer" need
+    #: `is_opener`/`is_closer` to mean something, "partner_visible"/"partner_hidden" need `partner`
+    shared_categories: tuple[str, ...] = ("opener", "closer", "partner_visible", "partner_hidden")
     #: names of the ways `spoil` breaks a sentence, one category each in the grammaticality task
     spoil_kinds: tuple[str, ...] = ()
 

@@ -48,10 +48,22 @@ class Scored(NamedTuple):
     categories: torch.Tensor  # (N, len(objective.categories)) bool
     parts: Mapping[str, Scored] | None = None
     credit: torch.Tensor | None = None  # (N,) float: the exact oracle's score on each question, if known
+    # (N, C) float, if known: per question and category, the credit of that category's own best predictor
+    # (minibert.oracle.mlm_grades); NaN for a category it is not known for
+    bounds: torch.Tensor | None = None
 
     def graded(self) -> Mapping[str, Scored]:
         """What metrics read: the parts by prefix, or this one under the empty prefix."""
         return self.parts if self.parts is not None else {"": self}
+
+
+class Board(NamedTuple):
+    """One accuracy metric's categories, and those of them the model's input decides: only these (and the
+    overall accuracy) get a Bayes ceiling and a gap; the oracle's accuracy on every other category is the
+    Bayes predictor's own, a reference (`val/bayes/...`) that another predictor may beat."""
+
+    categories: tuple[str, ...]
+    input_categories: tuple[str, ...] = ()
 
 
 class Objective(nn.Module, ABC):
@@ -59,6 +71,8 @@ class Objective(nn.Module, ABC):
 
     #: names of the categories accuracy is split by, in the column order of `Scored.categories`
     categories: tuple[str, ...] = ()
+    #: those of them that are a function of the model's input (see `Board`)
+    input_categories: tuple[str, ...] = ()
     #: the language the objective's sentences come from (set in `__init__`)
     language: Language
 
@@ -72,11 +86,11 @@ class Objective(nn.Module, ABC):
             )
         return sized_for(config, language)
 
-    def scoreboards(self) -> dict[str, tuple[str, ...]]:
-        """Metric prefix -> categories: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
+    def scoreboards(self) -> dict[str, Board]:
+        """Metric prefix -> its `Board`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
-        return {"": tuple(self.categories)}
+        return {"": Board(tuple(self.categories), tuple(self.input_categories))}
 
     def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
         """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from minibert.model import EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.objectives.base import Batch, Board, Objective, Scored, Split
 from minibert.validation import NONNEGATIVE, check
 
 
@@ -72,9 +72,9 @@ class Combined(Objective):
             config = part.configure_encoder(config)
         return config
 
-    def scoreboards(self) -> dict[str, tuple[str, ...]]:
+    def scoreboards(self) -> dict[str, Board]:
         boards = {name: part.scoreboards() for name, part in self.parts.items()}
-        return {f"{name}/{prefix}": cats for name, board in boards.items() for prefix, cats in board.items()}
+        return {f"{name}/{prefix}": b for name, board in boards.items() for prefix, b in board.items()}
 
     def build(self, config: EncoderConfig) -> None:
         for part in self.parts.values():

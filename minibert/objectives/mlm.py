@@ -1,7 +1,8 @@
 """Masked language modelling: BERT's cloze test, on any language.
 
 Validation batches carry each graded position's ceiling credit (minibert.oracle): the exact Bayes
-oracle's score on the same question, read against the causal oracle when the encoder is causal.
+oracle's score on the same question, read against the causal oracle when the encoder is causal; and the
+joint posterior figures that bound each category they are known for (`minibert.oracle.mlm_grades`).
 
 Example:
     >>> import numpy as np
@@ -19,10 +20,10 @@ import torch
 from torch import nn
 
 from minibert.languages import BracketPairs, Language
-from minibert.masking import IGNORE, MLM_CATEGORIES, MaskingRecipe, categories
+from minibert.masking import IGNORE, INPUT_CATEGORIES, MaskingRecipe, categories, mlm_categories
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy
-from minibert.oracle import mlm_credit
+from minibert.oracle import mlm_grades
 
 
 class MaskedLM(Objective):
@@ -43,7 +44,8 @@ class MaskedLM(Objective):
         super().__init__()
         self.masking, self.eval_masking = masking, eval_masking
         self.language = language or BracketPairs()
-        self.categories = MLM_CATEGORIES + self.language.categories
+        self.categories = mlm_categories(self.language)
+        self.input_categories = INPUT_CATEGORIES + tuple(self.language.input_categories)
         self.causal = False  # whether the encoder is; set by build, read by the oracle
 
     def build(self, config: EncoderConfig) -> None:
@@ -52,10 +54,10 @@ class MaskedLM(Objective):
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
         batch = self.corrupt({"inputs": torch.from_numpy(self.language.sample(rng, size))}, rng, split)
-        if split == "val":  # the oracle's credit on each question, for val/ceiling/*
+        if split == "val":  # the oracle's credit on each question and its category bounds, for val/ceiling/*
             inputs, labels = batch["inputs"].numpy(), batch["labels"].numpy()
-            credit = mlm_credit(self.language, self.eval_masking, inputs, labels, self.causal)
-            batch["credit"] = torch.from_numpy(credit)
+            credit, bounds = mlm_grades(self.language, self.eval_masking, inputs, labels, self.causal, self.categories)
+            batch["credit"], batch["bounds"] = torch.from_numpy(credit), torch.from_numpy(bounds)
         return batch
 
     def corrupt(self, batch: Batch, rng: np.random.Generator, split: Split) -> Batch:
@@ -75,7 +77,8 @@ class MaskedLM(Objective):
         target = batch["labels"][picked]  # (N,)
         loss = masked_mean_cross_entropy(logits, target, picked.sum())
         credit = batch["credit"][picked] if "credit" in batch else None
-        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit)
+        bounds = batch["bounds"][picked] if "bounds" in batch else None
+        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit, bounds=bounds)
 
     def predict(self, encoder: Encoder, inputs: torch.Tensor) -> torch.Tensor:
         """Most likely token at every position, (B, T) -> (B, T)."""

@@ -32,7 +32,7 @@ from torch import nn
 from minibert.languages import Language
 from minibert.masking import IGNORE, MaskingRecipe
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split, encode
+from minibert.objectives.base import Batch, Board, Objective, Scored, Split, encode
 from minibert.objectives.mlm import MaskedLM
 from minibert.validation import POSITIVE, check
 
@@ -53,8 +53,8 @@ class ReplacedTokenDetection(Objective):
         self.mlm = MaskedLM(masking, eval_masking=masking, language=language)  # the generator's task and head
         self.language = self.mlm.language
 
-    def scoreboards(self) -> dict[str, tuple[str, ...]]:
-        return {"": self.categories, "generator/": self.mlm.categories}
+    def scoreboards(self) -> dict[str, Board]:
+        return {"": Board(self.categories), "generator/": self.mlm.scoreboards()[""]}
 
     def build(self, config: EncoderConfig) -> None:
         shape = self.generator_shape  # its vocabulary and positions are the encoder's; it always sees both sides

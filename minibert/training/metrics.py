@@ -2,7 +2,17 @@
 
 Categories are boolean masks computed next to the data that defines them (e.g. `masking.categories`);
 the metric only counts. Given each prediction's ceiling credit (the exact oracle's score on the same
-question, minibert.oracle), it also sums the ceiling and reports, per category, the ceiling and the gap.
+question, minibert.oracle), it also reports the oracle's accuracy per category, under one of two names:
+
+- `ceiling/acc_<c>` and `gap/acc_<c>` (ceiling minus accuracy) where it is a bound: overall, and on a
+  category the model's input decides (`input_categories`: no predictor can do better there than the
+  Bayes predictor, which is best on every question). Where the objective supplies `bounds` for another
+  category (the credit of the predictor that is best on that category alone, from the oracle's joint
+  posterior over the token and the category), that is the category's ceiling, and it gets a gap as well.
+- `bayes/acc_<c>` on every other category: the Bayes predictor's own accuracy there, a reference. When
+  the category depends on what the model cannot see (the true token's class, a hidden partner), a
+  predictor can beat it by trading accuracy across categories ("copy the shown token" scores 100% on kept
+  tokens), so it is never called a ceiling.
 
 Example:
     >>> import torch
@@ -25,36 +35,48 @@ class CategoryAccuracy(Metric):
     """Overall accuracy plus accuracy and target count per named category.
 
     `compute()` returns `acc`, `acc_<name>` (NaN for an empty category), `n` and `n_<name>`; when every
-    update came with `credit`, also `ceiling/acc...` (the oracle's accuracy on the same predictions) and
-    `gap/acc...` (ceiling minus accuracy).
+    update came with `credit`, also the oracle's figures named as the module docstring says.
 
-    >>> metric = CategoryAccuracy(["hard"])
-    >>> metric.update(torch.tensor([1, 2]), torch.tensor([1, 0]), torch.tensor([[False], [True]]),
-    ...               credit=torch.tensor([1.0, 0.5]))
+    >>> metric = CategoryAccuracy(["shown", "hidden"], input_categories=["shown"])
+    >>> metric.update(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 3]),
+    ...               torch.tensor([[True, False], [False, True], [False, True]]),
+    ...               credit=torch.tensor([1.0, 0.5, 1.0]))
     >>> {k: round(v.item(), 3) for k, v in metric.compute().items() if "/" in k}
-    {'ceiling/acc': 0.75, 'ceiling/acc_hard': 0.5, 'gap/acc': 0.25, 'gap/acc_hard': 0.5}
+    {'ceiling/acc': 0.833, 'ceiling/acc_shown': 1.0, 'gap/acc': 0.167, 'gap/acc_shown': 0.0, 'bayes/acc_hidden': 0.75}
     """
 
     higher_is_better = True
     is_differentiable = False
     full_state_update = False
 
-    def __init__(self, categories: Sequence[str], **kwargs) -> None:
+    def __init__(self, categories: Sequence[str], input_categories: Sequence[str] = (), **kwargs) -> None:
         super().__init__(**kwargs)
         categories = tuple(categories)
         if len(set(categories)) != len(categories) or not all(isinstance(c, str) and c for c in categories):
             raise ValueError(f"categories={categories!r} is not allowed: use distinct, non-empty names")
+        if unknown := [c for c in input_categories if c not in categories]:
+            raise ValueError(f"input_categories={tuple(input_categories)!r} names {unknown}, not among {categories}")
         self.categories = categories
+        decided = torch.tensor([True] + [c in input_categories for c in categories])  # (1 + C,): overall first
+        self.register_buffer("decided", decided, persistent=False)
         self.add_state("correct", torch.zeros(len(categories) + 1, dtype=torch.long), dist_reduce_fx="sum")
         self.add_state("total", torch.zeros(len(categories) + 1, dtype=torch.long), dist_reduce_fx="sum")
         self.add_state("ceiling", torch.zeros(len(categories) + 1, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("credited", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")  # predictions with credit
+        # per category, the summed credit of its own best predictor (Scored.bounds); NaN where not known
+        self.add_state("bound", torch.zeros(len(categories), dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("bounded", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")  # predictions with bounds
 
     def update(
-        self, preds: torch.Tensor, target: torch.Tensor, categories: torch.Tensor, credit: torch.Tensor | None = None
+        self,
+        preds: torch.Tensor,
+        target: torch.Tensor,
+        categories: torch.Tensor,
+        credit: torch.Tensor | None = None,
+        bounds: torch.Tensor | None = None,
     ) -> None:
         """preds, target: (N,) class ids of the graded positions; categories: (N, C) bool; credit: (N,) float
-        in [0, 1], the oracle's score on each, if known."""
+        in [0, 1], the oracle's score on each, if known; bounds: (N, C), see `Scored.bounds`."""
         if categories.shape != (*target.shape, len(self.categories)):
             raise ValueError(
                 f"categories has shape {tuple(categories.shape)}, expected {(*target.shape, len(self.categories))}"
@@ -66,14 +88,25 @@ class CategoryAccuracy(Metric):
         if credit is not None:
             self.ceiling += (member.double() * credit.double().unsqueeze(-1)).sum(0)
             self.credited += len(target)
+        if bounds is not None:
+            self.bound += (categories.double() * bounds.double()).nan_to_num(0.0, posinf=0.0, neginf=0.0).sum(0)
+            self.bound += torch.where(bounds.isnan().any(0), torch.nan, 0.0).to(self.bound)  # unknown stays unknown
+            self.bounded += len(target)
 
     def compute(self) -> dict[str, torch.Tensor]:
         acc = self.correct.double() / self.total.double()  # 0/0 -> NaN for an empty category
         names = ("",) + tuple(f"_{c}" for c in self.categories)
         out = {f"acc{n}": a.float() for n, a in zip(names, acc)}
         out.update({f"n{n}": t.float() for n, t in zip(names, self.total)})
-        if self.credited > 0 and self.credited == self.total[0]:
-            ceiling = self.ceiling / self.total.double()
-            out.update({f"ceiling/acc{n}": c.float() for n, c in zip(names, ceiling)})
-            out.update({f"gap/acc{n}": (c - a).float() for n, c, a in zip(names, ceiling, acc)})
+        if not (self.credited > 0 and self.credited == self.total[0]):
+            return out
+        oracle = self.ceiling / self.total.double()  # the Bayes predictor's accuracy on each category
+        ceiling = torch.where(self.decided, oracle, torch.nan)
+        if self.bounded == self.total[0]:  # where a category's own best predictor is known, it is the ceiling
+            own = torch.cat([ceiling[:1], self.bound / self.total[1:].double()])  # NaN where not known
+            ceiling = torch.where(self.decided, ceiling, own)
+        bound = [(n, c, a) for n, c, a in zip(names, ceiling, acc) if not torch.isnan(c)]
+        out.update({f"ceiling/acc{n}": c.float() for n, c, _ in bound})
+        out.update({f"gap/acc{n}": (c - a).float() for n, c, a in bound})
+        out.update({f"bayes/acc{n}": o.float() for n, o, d in zip(names, oracle, self.decided) if not d})
         return out

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from minibert.model import EncoderConfig, count_parameters
-from minibert.objectives.base import Batch, Objective
+from minibert.objectives.base import Batch, Board, Objective
 from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
@@ -61,7 +61,9 @@ class EncoderModule(L.LightningModule):
         self.encoder_config = self.encoder.config
         boards = objective.scoreboards()
         self.metric_prefixes = tuple(boards)
-        self.val_metrics = nn.ModuleList(CategoryAccuracy(categories) for categories in boards.values())
+        # a plug-in's board may be a plain tuple of categories: none of them counts as decided by the input
+        boards = {k: b if isinstance(b, Board) else Board(tuple(b)) for k, b in boards.items()}
+        self.val_metrics = nn.ModuleList(CategoryAccuracy(*board) for board in boards.values())
         self._last_finite_loss = math.nan
 
     def parameter_counts(self) -> dict[str, int]:
@@ -97,7 +99,7 @@ class EncoderModule(L.LightningModule):
         graded = out.graded()
         for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
             part = graded[prefix]
-            metric.update(part.preds, part.target, part.categories, part.credit)
+            metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
         self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
 
