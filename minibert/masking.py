@@ -137,7 +137,7 @@ def mlm_categories(language: Language) -> tuple[str, ...]:
     if unknown := [c for c in language.shared_categories if c not in SHARED_CATEGORIES]:
         raise ValueError(f"{language!r}.shared_categories names {unknown}: choose among {SHARED_CATEGORIES}")
     if unknown := [c for c in language.input_categories if c not in language.categories]:
-        raise ValueError(f"{language!r}.input_categories names {unknown}, not among its categories {language.categories}")
+        raise ValueError(f"{language!r}.input_categories names {unknown}, not among its own {language.categories}")
     return tuple(language.shared_categories) + KIND_CATEGORIES + tuple(language.categories)
 
 

@@ -1,15 +1,17 @@
 """BERT's own ablation tables in miniature (Devlin et al., 2018, Tables 7, 8 and 5), from finished grids.
 
 Reads the tidy `ablation.csv` that `scripts/ablate.py` wrote into a grid's --out (so a fresh clone rebuilds
-these pages from committed files alone) and writes one Markdown page beside that folder:
+these pages from committed files alone) and writes one Markdown page into that folder, never outside it:
 
-    python scripts/bert_tables.py probes  --out results/probes      # results/probes.md   (Table 7: features)
-    python scripts/bert_tables.py masking --out results/masking     # results/masking.md  (Table 8: MASK/SAME/RND)
-    python scripts/bert_tables.py tasks   --out results/objectives  # results/pretraining_tasks.md (Table 5)
+    python scripts/bert_tables.py probes  --out results/probes      # results/probes/probes.md (Table 7: features)
+    python scripts/bert_tables.py masking --out results/masking     # results/masking/masking.md (Table 8)
+    python scripts/bert_tables.py tasks   --out results/objectives  # results/objectives/pretraining_tasks.md (Table 5)
 
-Figures are in points (100 x), mean ± 95% t-interval over seeds, then the seeds' own values. The page
-starts with the command, wall time and machine of the grid's run (copied from `<out>/ablation.md`).
-Anything below the line `<!-- notes -->` of an existing page is kept when it is rebuilt.
+Figures are in points (100 x): the mean over seeds with the report's 95% interval (`ablation.md`'s: seed
+spread plus the validation set's sampling error; differences paired by seed), then the seeds' own values.
+The page starts with the command, wall time and machine of the grid's run (copied from `<out>/ablation.md`).
+Anything below the line `<!-- notes -->` of an existing page is kept when it is rebuilt. A csv that lacks
+an experiment a table reads is refused (exit 2, naming it), rather than turned into empty cells.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from minibert.ablation.intervals import seed_interval  # noqa: E402
+from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval  # noqa: E402
+from minibert.atomic_writes import write_atomic  # noqa: E402
 
 NOTES = "<!-- notes -->"
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
@@ -73,14 +76,37 @@ def read_values(csv_path: Path) -> Values:
     return dict(values)
 
 
-def cell(by_seed: dict[int, float] | None, seeds: bool = True) -> str:
-    """'90.0 ± 0.3 (89.9 / 90.0 / 90.2)' in points; '' when there is nothing."""
-    if not by_seed:
-        return ""
-    values = [by_seed[s] for s in sorted(by_seed)]
-    mean, half = seed_interval(values)
-    text = f"{100 * mean:.1f}" if math.isnan(half) else f"{100 * mean:.1f} ± {100 * half:.1f}"
-    return text + (" (" + " / ".join(f"{100 * v:.1f}" for v in values) + ")" if seeds else "")
+class Table:
+    """One csv's values, with the question count each experiment's intervals use (None when every seed drew
+    a validation set of its own: the sampling error is then in the seeds' spread already)."""
+
+    def __init__(self, values: Values) -> None:
+        self.values = values
+
+    def get(self, experiment: str, metric: str) -> dict[int, float] | None:
+        return self.values.get((experiment, metric))
+
+    def n(self, experiment: str) -> float | None:
+        if len(set((self.get(experiment, "seeds/val") or {}).values())) > 1:
+            return None
+        counts = self.get(experiment, "val/n")
+        return statistics.fmean(counts.values()) if counts else None
+
+    def cell(self, experiment: str, metric: str = "val/acc", seeds: bool = True) -> str:
+        """'90.0 (89.1–90.9) (89.9 / 90.0 / 90.2)' in points; '' when there is nothing."""
+        by_seed = self.get(experiment, metric)
+        if not by_seed:
+            return ""
+        values = [by_seed[s] for s in sorted(by_seed)]
+        text = accuracy_interval(values, self.n(experiment)).percent()
+        return text + (" (" + " / ".join(f"{100 * v:.1f}" for v in values) + ")" if seeds else "")
+
+    def difference(self, a: tuple[str, str], b: tuple[str, str]) -> Interval:
+        """Paired a - b over the seeds both have, with the report's interval."""
+        return difference_interval(self.get(*a) or {}, self.get(*b) or {}, self.n(a[0]), self.n(b[0]))
+
+    def seeds(self) -> list[int]:
+        return sorted({s for by_seed in self.values.values() for s in by_seed})
 
 
 def header_of(out: Path) -> list[str]:
@@ -103,45 +129,48 @@ def best_probe(values: Values, lang: str) -> str | None:
     return max(found, key=found.get) if found else None
 
 
-def probes_page(values: Values) -> list[str]:
-    langs = [lang for lang in LANGUAGES if (f"probes/{lang}/full", "val/acc") in values]
+def probes_needs(lang: str) -> list[tuple[str, str]]:
+    return [(f"probes/{lang}/{suffix}", "val/acc") for suffix in ("full", *(s for s, _ in PROBE_ROWS))]
+
+
+def probes_page(table: Table, langs: list[str]) -> list[str]:
     head = "| features | " + " | ".join(f"{LANGUAGES[lang]}: grammaticality acc" for lang in langs) + " |"
     lines = [head, "|---|" + "---|" * len(langs)]
     rows = [("full", "**fine-tuning, every parameter** (the paper's way)"), *PROBE_ROWS]
     for suffix, label in rows:
-        cells = [cell(values.get((f"probes/{lang}/{suffix}", "val/acc"))) for lang in langs]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | " + " | ".join(table.cell(f"probes/{lang}/{suffix}") for lang in langs) + " |")
     lines += ["", "### The best frozen-encoder probe against the [CLS]-linear frozen regime, seed by seed", ""]
     lines += ["Differences in points, best probe minus the `frozen` regime, and minus the [CLS] probe (same features"]
     lines += ["as `frozen`, the probe's budget): the first is what the issue asks; the second is the part the features"]
-    lines += ["account for, budget aside.", ""]
+    lines += ["account for, budget aside. Both are paired by seed on the same validation questions.", ""]
     lines += [
         "| language | best probe (by mean) | seed | probe | frozen regime | [CLS] probe | - frozen | - [CLS] probe |"
     ]
     lines += ["|---|---|---|---|---|---|---|---|"]
     for lang in langs:
-        best = best_probe(values, lang)
-        probe = values[(f"probes/{lang}/{best}", "val/acc")]
-        frozen = values[(f"probes/{lang}/frozen", "val/acc")]
-        cls_probe = values.get((f"probes/{lang}/layer2-cls", "val/acc"), {})
+        best = best_probe(table.values, lang)
+        names = [f"probes/{lang}/{x}" for x in (best, "frozen", "layer2-cls")]
+        probe, frozen, cls_probe = (table.get(name, "val/acc") for name in names)
         label, name = dict(PROBE_ROWS)[best], LANGUAGES[lang]
-        seeds = sorted(set(probe) & set(frozen) & set(cls_probe))
-        for seed in seeds:
+        for seed in sorted(set(probe) & set(frozen) & set(cls_probe)):
             p, f, c = (100 * v[seed] for v in (probe, frozen, cls_probe))
             lines.append(f"| {name} | {label} | {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |")
-        diffs = [seed_interval([probe[s] - ref[s] for s in seeds]) for ref in (frozen, cls_probe)]
-        lines.append(
-            f"| {name} | {label} | mean ± CI | "
-            + " | ".join(cell(v, False) for v in (probe, frozen, cls_probe))
-            + " | "
-            + " | ".join(f"{100 * m:+.1f} ± {100 * h:.1f}" for m, h in diffs)
-            + " |"
-        )
+        diffs = [table.difference((names[0], "val/acc"), (ref, "val/acc")).percent() for ref in names[1:]]
+        means = " | ".join(table.cell(n, seeds=False) for n in names)
+        lines.append(f"| {name} | {label} | mean (95% interval) | {means} | " + " | ".join(diffs) + " |")
     return lines
 
 
-def masking_page(values: Values, prefix: str = "masking") -> list[str]:
-    langs = [lang for lang in LANGUAGES if (f"{prefix}/{lang}/80-10-10/pretrain", "val/acc") in values]
+def masking_needs(lang: str, prefix: str = "masking") -> list[tuple[str, str]]:
+    needs = [(f"{prefix}/{lang}/80-10-10/pretrain", "val/ceiling/acc")]
+    for strategy in STRATEGIES:
+        name = f"{prefix}/{lang}/{strategy_tag(strategy)}"
+        needs += [(f"{name}/pretrain", "val/acc"), (f"{name}/pretrain", "val/gap/acc")]
+        needs += [(f"{name}/{job}", "val/acc") for job in ("full", "probe")]
+    return needs
+
+
+def masking_page(table: Table, langs: list[str], prefix: str = "masking") -> list[str]:
     lines = []
     for lang in langs:
         lines += [f"### {LANGUAGES[lang]}", ""]
@@ -151,11 +180,13 @@ def masking_page(values: Values, prefix: str = "masking") -> list[str]:
         lines += ["|---|---|---|---|---|---|---|"]
         for strategy in STRATEGIES:
             name = f"{prefix}/{lang}/{strategy_tag(strategy)}"
-            cells = [cell(values.get((f"{name}/pretrain", m))) for m in ("val/acc", "val/gap/acc")]
-            cells += [cell(values.get((f"{name}/{job}", "val/acc"))) for job in ("full", "probe")]
+            gap = table.difference((f"{name}/pretrain", "val/ceiling/acc"), (f"{name}/pretrain", "val/acc"))
+            cells = [table.cell(f"{name}/pretrain"), gap.percent()]
+            cells += [table.cell(f"{name}/{job}") for job in ("full", "probe")]
             lines.append("| " + " | ".join(f"{p}%" for p in strategy) + " | " + " | ".join(cells) + " |")
-        ceiling = values.get((f"{prefix}/{lang}/80-10-10/pretrain", "val/ceiling/acc"))
-        lines += ["", f"Ceiling of the default questions (the same for every strategy): {cell(ceiling, False)}.", ""]
+        ceiling = table.get(f"{prefix}/{lang}/80-10-10/pretrain", "val/ceiling/acc")
+        same = f"{100 * mean_of(ceiling):.1f}"
+        lines += ["", f"Ceiling of the default questions (the same for every strategy): {same}.", ""]
     lines += ["### Verdicts against BERT's Table 8", ""]
     lines += ["| | BERT (NER, dev F1) | " + " | ".join(LANGUAGES[lang] for lang in langs) + " |"]
     lines += ["|---|---|" + "---|" * len(langs)]
@@ -163,9 +194,7 @@ def masking_page(values: Values, prefix: str = "masking") -> list[str]:
     for what, bert in verdicts.items():
         row = [what, strategy_tag(bert)]
         for lang in langs:
-            means = {
-                s: mean_of(values.get((f"{prefix}/{lang}/{strategy_tag(s)}/probe", "val/acc"))) for s in STRATEGIES
-            }
+            means = {s: mean_of(table.get(f"{prefix}/{lang}/{strategy_tag(s)}/probe", "val/acc")) for s in STRATEGIES}
             pick = (max if what.startswith("best") else min)(means, key=means.get)
             row.append(
                 f"{strategy_tag(pick)} ({100 * means[pick]:.1f}); BERT's holds: {'yes' if pick == bert else 'no'}"
@@ -178,37 +207,68 @@ def masking_page(values: Values, prefix: str = "masking") -> list[str]:
     return lines
 
 
-def tasks_page(values: Values) -> list[str]:
-    rows = (
-        ("bert", "MLM + NSP (BERT)", "84.4 / 88.4 / 86.7 / 92.7 / 88.5"),
-        ("mlm", "MLM alone (No NSP)", "83.9 / 84.9 / 86.5 / 92.6 / 87.9"),
-        ("next_token", "next-token LM (LTR & No NSP)", "82.1 / 84.3 / 77.5 / 92.1 / 77.8"),
-    )
+TASK_ROWS = (
+    ("bert", "MLM + NSP (BERT)", "84.4 / 88.4 / 86.7 / 92.7 / 88.5"),
+    ("mlm", "MLM alone (No NSP)", "83.9 / 84.9 / 86.5 / 92.6 / 87.9"),
+    ("next_token", "next-token LM (LTR & No NSP)", "82.1 / 84.3 / 77.5 / 92.1 / 77.8"),
+)
+
+
+def tasks_needs(lang: str) -> list[tuple[str, str]]:
+    jobs = [f"{name}-{regime}" for name, _, _ in TASK_ROWS for regime in ("full", "frozen")]
+    return [(f"objectives/finetune/{job}", "val/acc") for job in (*jobs, "no_pretrain")]
+
+
+def tasks_page(table: Table, langs: list[str]) -> list[str]:
     bert_columns = "MNLI-m / QNLI / MRPC / SST-2 / SQuAD F1"
     lines = [
         f"| pre-training | fine-tune acc (full) | frozen [CLS] acc | BERT-base: {bert_columns} |",
         "|---|---|---|---|",
     ]
-    for name, label, bert in rows:
-        full = values.get((f"objectives/finetune/{name}-full", "val/acc"))
-        frozen = values.get((f"objectives/finetune/{name}-frozen", "val/acc"))
-        lines.append(f"| {label} | {cell(full)} | {cell(frozen)} | {bert} |")
-    lines.append(f"| no pre-training | {cell(values.get(('objectives/finetune/no_pretrain', 'val/acc')))} | | |")
+    for name, label, bert in TASK_ROWS:
+        full, frozen = (table.cell(f"objectives/finetune/{name}-{regime}") for regime in ("full", "frozen"))
+        lines.append(f"| {label} | {full} | {frozen} | {bert} |")
+    lines.append(f"| no pre-training | {table.cell('objectives/finetune/no_pretrain')} | | |")
     return lines
 
 
+# table -> (file name, title, page builder, what it reads for one language, the languages it may show)
 PAGES = {
-    "probes": ("probes.md", "Feature-based probes against fine-tuning (BERT's Table 7 in miniature)", probes_page),
-    "masking": ("masking.md", "Masking strategies (BERT's Table 8 in miniature)", masking_page),
-    "tasks": ("pretraining_tasks.md", "Pre-training tasks (BERT's Table 5 in miniature)", tasks_page),
-}
+    "probes": ("probes.md", "Feature-based probes against fine-tuning (BERT's Table 7 in miniature)", probes_page,
+               probes_needs, tuple(LANGUAGES)),
+    "masking": ("masking.md", "Masking strategies (BERT's Table 8 in miniature)", masking_page, masking_needs,
+                tuple(LANGUAGES)),
+    "tasks": ("pretraining_tasks.md", "Pre-training tasks (BERT's Table 5 in miniature)", tasks_page, tasks_needs,
+              ("pairs",)),
+}  # fmt: skip
+
+
+class MissingResults(ValueError):
+    """The csv lacks experiments or metrics the table reads."""
+
+
+def languages_of(table: str, values: Values) -> list[str]:
+    """The languages the csv holds the table's experiments for; MissingResults naming what a present language
+    lacks (or that none is there)."""
+    _, _, _, needs, langs = PAGES[table]
+    present = [lang for lang in langs if any(need in values for need in needs(lang))]
+    if not present:
+        first = needs(langs[0])[0][0]
+        raise MissingResults(f"it holds none of the {table} table's experiments (e.g. {first})")
+    for lang in present:
+        if missing := [f"{e} {m}" for e, m in needs(lang) if (e, m) not in values]:
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            raise MissingResults(f"it lacks {', '.join(missing[:3])}{more}")
+    return present
 
 
 def write_page(table: str, out: Path) -> Path:
-    """Build the `table` page from `<out>/ablation.csv` into `<out>/../<page>.md`, keeping its notes."""
-    filename, title, build = PAGES[table]
+    """Build the `table` page from `<out>/ablation.csv` into `<out>/<page>.md`, keeping its notes."""
+    filename, title, build, _, _ = PAGES[table]
     values = read_values(out / "ablation.csv")
-    page = out.parent / filename
+    langs = languages_of(table, values)
+    results = Table(values)
+    page = out / filename
     notes = ""
     if page.is_file() and NOTES in page.read_text():
         notes = page.read_text().split(NOTES, 1)[1]
@@ -219,9 +279,11 @@ def write_page(table: str, out: Path) -> Path:
         f"Built by `python scripts/bert_tables.py {table} --out {rel}` from `{rel}/ablation.csv`,",
     ]
     text += ["which this run of the grid wrote:", "", *header_of(out), ""]
-    text += ["Figures in points (100 x): mean ± 95% t-interval over seeds, then seeds 0 / 1 / 2.", ""]
-    text += [*build(values), "", NOTES]
-    page.write_text("\n".join(text) + (notes if notes else "\n"))
+    seeds = " / ".join(map(str, results.seeds()))
+    text += ["Figures in points (100 x): mean over seeds with its 95% interval (as in `ablation.md`: seed spread plus "
+             f"the validation set's sampling error; differences paired by seed), then seeds {seeds}.", ""]  # fmt: skip
+    text += [*build(results, langs), "", NOTES]
+    write_atomic(page, "\n".join(text) + (notes if notes else "\n"))
     return page
 
 
@@ -231,13 +293,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="the --out that scripts/ablate.py wrote the grid to")
     args = p.parse_args(argv)
     out = Path(args.out).resolve()
-    if not (out / "ablation.csv").is_file():
-        print(
-            f"bert_tables.py: error: --out={args.out!r} has no ablation.csv: run scripts/ablate.py first",
-            file=sys.stderr,
-        )
+    csv_path = out / "ablation.csv"
+    if not csv_path.is_file():
+        print(f"bert_tables.py: error: --out={args.out!r} has no ablation.csv: run scripts/ablate.py first",
+              file=sys.stderr)  # fmt: skip
         return 2
-    print(f"wrote {write_page(args.table, out)}")
+    try:
+        page = write_page(args.table, out)
+    except MissingResults as err:
+        print(f"bert_tables.py: error: {csv_path} is not a finished run of the {args.table} grid: {err}; run "
+              f"its grid into --out first", file=sys.stderr)  # fmt: skip
+        return 2
+    except OSError as err:
+        print(f"bert_tables.py: error: cannot write into {out}: {err.strerror or err}", file=sys.stderr)
+        return 3
+    print(f"wrote {page}")
     return 0
 
 

@@ -1,14 +1,15 @@
 """How far below the exact ceiling does each objective sit, by category, by partner distance, and over training?
 
-Reads the finished runs of a grid (as `scripts/ablate.py` left them in --out) whose runs log
-`val/gap/acc...` (ceiling minus measured accuracy on the same validation questions) and writes, into --out:
-`gap.md` (gap per category, mean ± 95% t-interval over seeds; fine-tuning accuracy likewise),
-`gap_by_distance.png` and `gap_curves.png`.
+Reads the finished runs of a grid (as `scripts/ablate.py` left them in --out) and writes, into --out:
+`gap.md`, `gap_by_distance.png` and `gap_curves.png`.
 
     python scripts/gap_report.py --grid configs/ablations/dyck.yaml --out results/dyck
 
-A gap is paired by construction (the run and the oracle answer the same questions), so its interval is the
-spread over seeds of a per-seed difference; it may be negative when a run beats the ceiling by chance.
+Columns are exactly the categories the runs logged. A category with a ceiling (a bound: overall, one the
+model's input decides, or one whose own best predictor the oracle knows) shows the gap, ceiling minus
+accuracy; any other shows the Bayes predictor's accuracy minus the run's, marked †: a reference, not a
+bound, which a model may beat. Every interval is the report's (`minibert.ablation.intervals`: paired by
+seed, seed spread plus the validation set's sampling error), as in `ablation.md`.
 """
 
 from __future__ import annotations
@@ -26,106 +27,103 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minibert.ablation.grid import load_grid  # noqa: E402
-from minibert.ablation.intervals import seed_interval  # noqa: E402
-from minibert.ablation.results import Results  # noqa: E402
+from minibert.ablation import accuracies  # noqa: E402
+from minibert.ablation.grid import GridError, load_grid  # noqa: E402
+from minibert.ablation.intervals import difference_interval  # noqa: E402
+from minibert.ablation.results import Board, Results  # noqa: E402
 from minibert.ablation.runner import plan  # noqa: E402
 from minibert.metrics_history import metric_history  # noqa: E402
+from scripts.ablate import seeds_on_disk  # noqa: E402
 
-DISTANCES = ("dist_1", "dist_2_3", "dist_4_7", "dist_8_plus")
-COLUMNS = ("", "_opener", "_closer", "_partner_visible", "_partner_hidden", *(f"_{d}" for d in DISTANCES))
-COLUMNS += ("_depth_1", "_depth_2", "_depth_3", "_depth_4_plus")
-
-
-def fmt(values: list[float]) -> str:
-    if not values:
-        return ""
-    mean, half = seed_interval(values)
-    return f"{100 * mean:.1f}" if math.isnan(half) else f"{100 * mean:.1f} ± {100 * half:.1f}"
+EXIT_BAD_INPUT = 2
 
 
-def gap_prefix(summary: dict) -> str | None:
-    """The metric prefix whose cloze questions have a ceiling: `val/` or, for ELECTRA, `val/generator/`."""
-    for prefix in ("val/", "val/generator/"):
-        if f"{prefix}gap/acc_dist_1" in summary or (f"{prefix}gap/acc" in summary and "val/acc_opener" in summary):
-            return prefix
-    return None
+def cloze_boards(results: Results, experiments) -> list[Board]:
+    """The heads whose cloze questions have an oracle (a ceiling on all graded questions), pre-training only."""
+    return [b for b in results.boards(experiments) if b.measure.name in ("cloze", "next_token") and "" in b.categories
+            and b.categories[""].ceiling]  # fmt: skip
 
 
-def collect(grid_path: str, out: Path, seeds: list[int]) -> dict[str, list[tuple[dict, Path]]]:
-    """experiment -> [(summary, log_dir)] of its finished runs, in grid order."""
-    grid = load_grid(ROOT / grid_path, root=ROOT)
-    found: dict[str, list[tuple[dict, Path]]] = {}
-    for run, summary in Results.collect(plan(list(grid.experiments), seeds, out, ROOT)).summaries:
-        found.setdefault(run.experiment.name, []).append((summary, run.path(summary["log_dir"])))
-    return {e.name: found[e.name] for e in grid.experiments if e.name in found}
+def gap_tables(boards: list[Board]) -> list[str]:
+    """One table per measure: a row per head, a column per logged category."""
+    lines: list[str] = []
+    for measure in dict.fromkeys(b.measure.name for b in boards):
+        rows = [b for b in boards if b.measure.name == measure]
+        cats = sorted({c for b in rows for c in b.categories}, key=accuracies.sort_key)
+        lines += [f"### {rows[0].measure.title}", ""]
+        lines += ["| experiment | seeds | ceiling | " + " | ".join(accuracies.label(c) for c in cats) + " |"]
+        lines += ["|" + "---|" * (len(cats) + 3)]
+        for b in rows:
+            cells = []
+            for c in cats:
+                cat = b.categories.get(c)
+                if cat is None:
+                    cells.append("")
+                elif cat.ceiling:
+                    cells.append(cat.gap_interval().percent())
+                elif cat.bayes:
+                    cells.append(cat.reference_interval().percent() + " †")
+                else:
+                    cells.append("")
+            overall = b.categories[""]
+            head = f"| {b.title} | {len(overall.values)} | {100 * overall.ceiling_mean():.1f} | "
+            lines.append(head + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
-def gap_table(runs: dict[str, list[tuple[dict, Path]]]) -> tuple[str, dict[str, dict[str, list[float]]]]:
-    header = ["experiment", "ceiling", *(c.lstrip("_") or "all" for c in COLUMNS)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    gaps: dict[str, dict[str, list[float]]] = {}
-    for name, found in runs.items():
-        prefix = gap_prefix(found[0][0])
-        if prefix is None:
-            continue
-        label = name + (" (generator)" if prefix.endswith("generator/") else "")
-        gaps[label] = {c: [s[f"{prefix}gap/acc{c}"] for s, _ in found if s.get(f"{prefix}gap/acc{c}") is not None]
-                       for c in COLUMNS}  # fmt: skip
-        ceiling = [s[f"{prefix}ceiling/acc"] for s, _ in found]
-        lines.append(f"| {label} | {fmt(ceiling)} | " + " | ".join(fmt(gaps[label][c]) for c in COLUMNS) + " |")
-    return "\n".join(lines), gaps
-
-
-def task_table(runs: dict[str, list[tuple[dict, Path]]]) -> str:
-    keys = ("val/acc", "val/acc_grammatical", "val/acc_ungrammatical", "val/acc_spoil_swap", "val/acc_spoil_move")
-    lines = ["| experiment | " + " | ".join(k.removeprefix("val/") for k in keys) + " |", "|" + "---|" * 6]
-    for name, found in runs.items():
-        if "val/acc_grammatical" in found[0][0]:
-            lines.append(f"| {name} | " + " | ".join(fmt([s[k] for s, _ in found if k in s]) for k in keys) + " |")
-    return "\n".join(lines)
-
-
-def distance_figure(gaps: dict[str, dict[str, list[float]]], path: Path) -> None:
+def distance_figure(boards: list[Board], path: Path) -> bool:
+    """Gap (or reference difference) by partner-distance bucket, where the runs logged those buckets."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    x = range(len(DISTANCES))
-    for i, (label, by_column) in enumerate(gaps.items()):
-        values = [by_column[f"_{d}"] for d in DISTANCES]
-        if not all(values):
+    drawn = False
+    for b in boards:
+        bins = sorted((c for c in b.categories if accuracies.family(c) == "distance"), key=accuracies.sort_key)
+        if not bins:
             continue
-        means, halves = zip(*(seed_interval(v) for v in values))
-        offset = (i - len(gaps) / 2) * 0.04
-        ax.errorbar([j + offset for j in x], [100 * m for m in means], yerr=[100 * h for h in halves],
-                    marker="o", capsize=3, label=label)  # fmt: skip
-    ax.set_xticks(list(x), ["1", "2-3", "4-7", "8+"])
-    save(fig, ax, "distance to the partner bracket (tokens)", "by partner distance (mean ± 95% CI over seeds)", path)
+        ivs = [b.categories[c].gap_interval() if b.categories[c].ceiling else b.categories[c].reference_interval()
+               for c in bins]  # fmt: skip
+        means = [100 * iv.mean for iv in ivs]
+        err = [[100 * (iv.mean - iv.lo) for iv in ivs], [100 * (iv.hi - iv.mean) for iv in ivs]]
+        ax.errorbar([accuracies.label(c, short=True) for c in bins], means, yerr=err, marker="o", capsize=3,
+                    label=b.short)  # fmt: skip
+        drawn = True
+    if drawn:
+        save(fig, ax, "distance to the partner bracket (tokens)",
+             "Bayes predictor minus accuracy (a reference, not a bound), by partner distance", path)  # fmt: skip
+    plt.close(fig)
+    return drawn
 
 
-def curves_figure(runs: dict[str, list[tuple[dict, Path]]], path: Path) -> None:
+def curves_figure(results: Results, boards: list[Board], path: Path) -> None:
+    """The overall gap over pre-training, mean over seeds, band: the plain t-interval of the seeds."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    for name, found in runs.items():
-        prefix = gap_prefix(found[0][0])
-        if prefix is None:
-            continue
-        histories = [dict(metric_history(log_dir, f"{prefix}gap/acc")) for _, log_dir in found]
-        steps = sorted(set.intersection(*(set(h) for h in histories)))
+    runs = {(r.experiment.name, r.seed): (r, s) for r, s in results.summaries}
+    for b in boards:
+        key = f"val/{b.prefix}gap/acc"
+        histories = {}
+        for seed in b.categories[""].values:
+            run, summary = runs[(b.experiment.name, seed)]
+            histories[seed] = dict(metric_history(run.path(summary["log_dir"]), key))
+        steps = sorted(set.intersection(*(set(h) for h in histories.values()))) if histories else []
         if not steps:
             continue
-        means, halves = zip(*(seed_interval([h[s] for h in histories]) for s in steps))
-        lo = [100 * (m - (0 if math.isnan(h) else h)) for m, h in zip(means, halves)]
-        hi = [100 * (m + (0 if math.isnan(h) else h)) for m, h in zip(means, halves)]
-        (line,) = ax.plot(steps, [100 * m for m in means], label=name + (" (generator)" * ("generator" in prefix)))
+        zero = {seed: 0.0 for seed in histories}
+        ivs = [difference_interval({s: h[step] for s, h in histories.items()}, zero, None, None) for step in steps]
+        (line,) = ax.plot(steps, [100 * iv.mean for iv in ivs], label=b.short)
+        lo = [100 * (iv.lo if not math.isnan(iv.lo) else iv.mean) for iv in ivs]
+        hi = [100 * (iv.hi if not math.isnan(iv.hi) else iv.mean) for iv in ivs]
         ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.2)
-    save(fig, ax, "pre-training step", "over training (mean, band: 95% CI over seeds)", path)
+    save(fig, ax, "pre-training step", "ceiling minus accuracy over training (band: 95% over seeds)", path)
 
 
 def save(fig, ax, xlabel: str, title: str, path: Path) -> None:
-    """Label a gap figure (zero marked: a run at its ceiling) and write it as a PNG."""
+    """Label a figure (zero marked) and write it as a PNG."""
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("gap to the exact ceiling (points)")
+    ax.set_ylabel("points")
     ax.axhline(0, color="black", lw=0.8)
-    ax.set_title(f"Ceiling minus accuracy, {title}", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -135,38 +133,43 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--grid", required=True, help="grid file (relative to the repo)")
     p.add_argument("--out", required=True, help="the --out that scripts/ablate.py wrote the grid's runs to")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
+    p.add_argument("--seeds", type=int, help="seeds 0..N-1 (default: every seed with runs in --out)")
     args = p.parse_args(argv)
     out = Path(args.out).resolve()
-    runs = collect(args.grid, out, list(range(args.seeds)))
-    if not runs:
-        print(f"gap_report.py: error: no finished runs of {args.grid} under {out}", file=sys.stderr)
-        return 2
-    table, gaps = gap_table(runs)
-    distance_figure(gaps, out / "gap_by_distance.png")
-    curves_figure(runs, out / "gap_curves.png")
-    seeds = {len(found) for found in runs.values()}
+    try:
+        grid = load_grid(ROOT / args.grid, root=ROOT)
+    except GridError as err:
+        print(f"gap_report.py: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    seeds = list(range(args.seeds)) if args.seeds else sorted(seeds_on_disk(out, grid.names))
+    results = Results.collect(plan(list(grid.experiments), seeds, out, ROOT))
+    boards = cloze_boards(results, list(grid.experiments))
+    if not boards:
+        print(f"gap_report.py: error: no finished run of {args.grid} with an oracle under {out}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.seeds and (short := [b.title for b in boards if len(b.categories[""].values) < args.seeds]):
+        print(f"gap_report.py: warning: fewer than {args.seeds} finished seeds for {', '.join(short)}", file=sys.stderr)
+    written = [out / "gap.md", out / "gap_curves.png"]
+    curves_figure(results, boards, out / "gap_curves.png")
+    if distance_figure(boards, out / "gap_by_distance.png"):
+        written.insert(1, out / "gap_by_distance.png")
     text = [
         f"# Gap to the exact ceiling: {args.grid}",
         "",
-        f"`python scripts/gap_report.py --grid {args.grid} --out {args.out}`; seeds per experiment: "
-        f"{', '.join(map(str, sorted(seeds)))}. Figures in points (100 x), mean ± 95% t-interval over seeds.",
+        f"`python scripts/gap_report.py --grid {args.grid} --out {args.out}`. In points (100 x), mean over seeds "
+        "with the report's 95% interval (paired by seed; seed spread plus the validation set's sampling error).",
         "",
-        "## Cloze questions: ceiling minus accuracy, by category",
+        "A plain cell is ceiling minus accuracy: the ceiling is a bound, so a cell below zero beyond its "
+        "interval would be a bug. A cell marked † is the Bayes predictor's accuracy minus the run's on a "
+        "category the model's input does not decide: a reference, which a model may beat.",
         "",
-        table,
-        "",
-        "![gap by partner distance](gap_by_distance.png)",
-        "",
-        "![learning curves of the gap](gap_curves.png)",
-        "",
-        "## Fine-tuning accuracy (the language's grammaticality task; ceiling 100%)",
-        "",
-        task_table(runs),
-        "",
+        *gap_tables(boards),
     ]
+    if out.joinpath("gap_by_distance.png") in written:
+        text += ["![by partner distance](gap_by_distance.png)", ""]
+    text += ["![learning curves of the gap](gap_curves.png)", ""]
     (out / "gap.md").write_text("\n".join(text))
-    print(f"wrote {out / 'gap.md'}, {out / 'gap_by_distance.png'}, {out / 'gap_curves.png'}")
+    print("wrote " + ", ".join(map(str, written)))
     return 0
 
 

@@ -2,12 +2,11 @@
 the grids hold exactly the cells the tables read, and the pages' figures are the csv's, recomputed by hand."""
 
 import csv
-import math
-import statistics
 
 import pytest
 
 from minibert.ablation.grid import load_grid
+from minibert.ablation.intervals import accuracy_interval, difference_interval
 from minibert.masking import MaskingRecipe
 
 INIT = "model.init_args.objective.init_args"
@@ -68,19 +67,38 @@ def write_csv(path, rows):
 def test_probes_page_picks_the_best_probe_by_mean_and_reports_each_seeds_difference(tmp_path, tables):
     out = tmp_path / "probes"
     out.mkdir()
-    acc = {"full": [0.99, 1.0, 0.98], "frozen": [0.50, 0.52, 0.49], "layer2-mean": [0.61, 0.55, 0.70],
-           "layer1-max": [0.65, 0.64, 0.66], "emb-mean": [0.5, 0.5, 0.5], "layer2-cls": [0.51, 0.50, 0.52]}  # fmt: skip
-    write_csv(out / "ablation.csv", [(f"probes/pairs/{k}", "val/acc", v) for k, v in acc.items()])
+    acc = {suffix: [0.5, 0.5, 0.5] for suffix, _ in tables.PROBE_ROWS}
+    acc |= {"full": [0.99, 1.0, 0.98], "frozen": [0.50, 0.52, 0.49], "layer2-mean": [0.61, 0.55, 0.70],
+            "layer1-max": [0.65, 0.64, 0.66], "layer2-cls": [0.51, 0.50, 0.52]}  # fmt: skip
+    rows = [(f"probes/pairs/{k}", "val/acc", v) for k, v in acc.items()]
+    write_csv(out / "ablation.csv", rows + [(f"probes/pairs/{k}", "val/n", [2000] * 3) for k in acc])
     assert tables.best_probe(tables.read_values(out / "ablation.csv"), "pairs") == "layer1-max"  # 65.0 > 62.0
-    page = tables.write_page("probes", out).read_text()
+    page = tables.write_page("probes", out)
+    assert page.parent == out  # a table script writes inside its --out only
+    text = page.read_text()
     for seed in range(3):  # layer1-max minus frozen, and minus the [CLS] probe, seed by seed
         p, f, c = (100 * acc[k][seed] for k in ("layer1-max", "frozen", "layer2-cls"))
-        assert f"| {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |" in page
-    assert "| 0 | 65.0 | 50.0 | 51.0 | +15.0 | +14.0 |" in page  # the same, written out once
-    diffs = [a - b for a, b in zip(acc["layer1-max"], acc["frozen"])]
-    half = 4.303 * statistics.stdev(diffs) / math.sqrt(3)
-    assert f"| +{100 * statistics.fmean(diffs):.1f} ± {100 * half:.1f} | " in page
-    assert "| layer 2 (last), mean | 62.0 ± " in page and "(61.0 / 55.0 / 70.0)" in page
+        assert f"| {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |" in text
+    assert "| 0 | 65.0 | 50.0 | 51.0 | +15.0 | +14.0 |" in text  # the same, written out once
+    # the report's intervals: paired by seed, seed spread plus the sampling error of n=2000 questions each
+    by = {k: dict(enumerate(v)) for k, v in acc.items()}
+    diff = difference_interval(by["layer1-max"], by["frozen"], 2000, 2000)
+    assert f"| {diff.percent()} | " in text
+    mean = accuracy_interval(acc["layer2-mean"], 2000)
+    assert f"| layer 2 (last), mean | {mean.percent()} (61.0 / 55.0 / 70.0) |" in text
+    assert "then seeds 0 / 1 / 2." in text
+
+
+def test_a_csv_without_the_experiments_a_table_reads_is_refused_and_nothing_is_written(tmp_path, tables, capsys):
+    out = tmp_path / "not_probes"
+    out.mkdir()
+    write_csv(out / "ablation.csv", [("probes/pairs/full", "val/acc", [0.9, 0.9])])
+    assert tables.main(["probes", "--out", str(out)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "probes/pairs/emb-mean val/acc" in line, line
+    assert tables.main(["masking", "--out", str(out)]) == 2
+    assert "none of the masking table's experiments" in capsys.readouterr().err
+    assert sorted(f.name for f in tmp_path.rglob("*") if f.is_file()) == ["ablation.csv"]
 
 
 def test_masking_verdicts_follow_the_probe_means_and_notes_survive_a_rebuild(tmp_path, tables):
@@ -90,23 +108,24 @@ def test_masking_verdicts_follow_the_probe_means_and_notes_survive_a_rebuild(tmp
     for i, strategy in enumerate(tables.STRATEGIES):  # probe accuracy rises down the list: 0/0/100 best, 80/10/10 worst
         name = f"masking/pairs/{tables.strategy_tag(strategy)}"
         rows += [(f"{name}/pretrain", "val/acc", [0.9] * 3), (f"{name}/pretrain", "val/gap/acc", [0.001] * 3)]
+        rows += [(f"{name}/pretrain", "val/ceiling/acc", [0.901] * 3)]
         rows += [(f"{name}/full", "val/acc", [0.95] * 3), (f"{name}/probe", "val/acc", [0.6 + i / 100] * 3)]
-    rows.append(("masking/pairs/80-10-10/pretrain", "val/ceiling/acc", [0.901] * 3))
     write_csv(out / "ablation.csv", rows)
     page = tables.write_page("masking", out)
     text = page.read_text()
     assert "| best feature-based | 80-10-10 | 0-0-100 (65.0); BERT's holds: no |" in text
     assert "| worst feature-based | 100-0-0 | 80-10-10 (60.0); BERT's holds: no |" in text
-    assert "| 100% | 0% | 0% | 90.0 ± 0.0 (90.0 / 90.0 / 90.0) | 0.1 ± 0.0" in text
+    assert "| 100% | 0% | 0% | 90.0 (90.0 / 90.0 / 90.0) | 0.1 |" in text  # no spread, no n: a bare mean
     page.write_text(text + "\nhand-written reading\n")
     assert tables.write_page("masking", out).read_text().endswith("<!-- notes -->\n\nhand-written reading\n")
 
 
 def test_tasks_page_reads_the_committed_objectives_grid(root, tables, tmp_path):
-    values = tables.read_values(root / "results/objectives/ablation.csv")
-    lines = "\n".join(tables.tasks_page(values))
+    table = tables.Table(tables.read_values(root / "results/objectives/ablation.csv"))
+    lines = "\n".join(tables.tasks_page(table, ["pairs"]))
     for name, label in (("bert", "MLM + NSP"), ("mlm", "MLM alone"), ("next_token", "next-token LM")):
-        by_seed = values[(f"objectives/finetune/{name}-full", "val/acc")]
+        by_seed = table.get(f"objectives/finetune/{name}-full", "val/acc")
         assert sorted(by_seed) == [0, 1, 2]
         row = next(line for line in lines.splitlines() if line.startswith(f"| {label}"))
-        assert f"| {100 * statistics.fmean(by_seed.values()):.1f} ± " in row
+        n = table.n(f"objectives/finetune/{name}-full")
+        assert f"| {accuracy_interval(list(by_seed.values()), n).percent()} (" in row

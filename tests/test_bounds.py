@@ -15,8 +15,17 @@ import numpy as np
 import pytest
 
 from minibert.languages import BracketPairs
-from minibert.masking import IGNORE, INPUT_CATEGORIES, KEPT, MASKED, RANDOM, UNTOUCHED, MaskingRecipe, categories
-from minibert.masking import mlm_categories
+from minibert.masking import (
+    IGNORE,
+    INPUT_CATEGORIES,
+    KEPT,
+    MASKED,
+    RANDOM,
+    UNTOUCHED,
+    MaskingRecipe,
+    categories,
+    mlm_categories,
+)
 from minibert.oracle import mlm_grades
 
 LANG = BracketPairs(kinds=2, pairs=2)

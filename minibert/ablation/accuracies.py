@@ -1,9 +1,11 @@
 """What a run's summary keys mean: which accuracy, of which head, on which category, and how to label it.
 
 Accuracy keys are `val/<prefix>acc[_<category>]`, with `<prefix>` empty or a head's name (`mlm/`, `nsp/`,
-`generator/`). Each may come with its question count `val/<prefix>n[_<category>]`, the exact oracle
-accuracy on the same questions `val/<prefix>ceiling/acc[_<category>]` and the gap `.../gap/acc...`
-(ceiling minus measured). Those three belong to their accuracy; they are never metrics of their own.
+`generator/`). Each may come with its question count `val/<prefix>n[_<category>]` and the oracle's
+figures on the same questions: where they bound the accuracy, the ceiling `val/<prefix>ceiling/acc[_<category>]`
+and the gap `.../gap/acc...` (ceiling minus measured); on a category the model's input does not decide,
+the Bayes predictor's own accuracy `.../bayes/acc_<category>`, a reference that a model may beat
+(minibert.training.metrics). They belong to their accuracy; they are never metrics of their own.
 
 Example:
     >>> k = parse("val/generator/ceiling/acc_partner_hidden")
@@ -18,18 +20,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_KEY = re.compile(r"^val/(?P<prefix>(?:[A-Za-z0-9_]+/)*?)(?:(?P<role>ceiling|gap)/)?(?P<stat>acc|n)(?:_(?P<cat>.+))?$")
+_KEY = re.compile(
+    r"^val/(?P<prefix>(?:[A-Za-z0-9_]+/)*?)(?:(?P<role>ceiling|gap|bayes)/)?(?P<stat>acc|n)(?:_(?P<cat>.+))?$"
+)
 
 
 @dataclass(frozen=True)
 class AccKey:
     prefix: str  # '' or 'mlm/', 'nsp/', 'generator/'
-    role: str  # 'acc' | 'n' | 'ceiling' | 'gap'
+    role: str  # 'acc' | 'n' | 'ceiling' | 'gap' | 'bayes'
     category: str  # '' for all graded questions
 
     def key(self, role: str) -> str:
         """This accuracy's key for another role: key('n') -> 'val/n_opener'."""
-        middle = {"acc": "acc", "n": "n", "ceiling": "ceiling/acc", "gap": "gap/acc"}[role]
+        middle = {"acc": "acc", "n": "n", "ceiling": "ceiling/acc", "gap": "gap/acc", "bayes": "bayes/acc"}[role]
         return f"val/{self.prefix}{middle}" + (f"_{self.category}" if self.category else "")
 
     @property

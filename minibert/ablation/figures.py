@@ -93,7 +93,7 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
     colors = _colors(len(members))
     width = 0.8 / len(members)
     figure = Figure(name, "", b"")
-    has = {"ceiling": False, "reference": False}
+    has = {"ceiling": False, "bayes": False, "reference": False}
     for ax, (fam, fam_cats) in zip(axes[0], panels.items()):
         for i, b in enumerate(members):
             for j, c in enumerate(fam_cats):
@@ -117,6 +117,9 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
                     ax.hlines(ceiling, x - width / 2, x + width / 2, color="black", lw=2.2, zorder=4)
                     figure.ceilings.add((b.experiment.name, cat.metric))
                     has["ceiling"] = True
+                elif (bayes := cat.bayes_mean()) is not None:  # not a bound: a dotted grey tick
+                    ax.hlines(bayes, x - width / 2, x + width / 2, color="#555", lw=1.6, ls=":", zorder=4)
+                    has["bayes"] = True
                 if (ref := b.experiment.reference.get(cat.metric)) is not None:
                     ax.scatter([x], [ref], marker="D", s=22, color="#d62728", edgecolor="white", zorder=5)
                     has["reference"] = True
@@ -136,7 +139,10 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
     labels = [b.short + (" (baseline)" if i < n_baselines else "") for i, b in enumerate(members)]
     if has["ceiling"]:
         handles.append(Line2D([], [], color="black", lw=2.2))
-        labels.append("oracle ceiling")
+        labels.append("oracle ceiling (a bound)")
+    if has["bayes"]:
+        handles.append(Line2D([], [], color="#555", lw=1.6, ls=":"))
+        labels.append("Bayes predictor (reference)")
     if has["reference"]:
         handles.append(Line2D([], [], marker="D", color="#d62728", ls="none"))
         labels.append("write-up")
@@ -151,7 +157,14 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
     notes = [f"Bars: mean over {seeds_text}; whiskers: 95% interval covering seed spread and validation sampling; "
              "dots: single seeds"]  # fmt: skip
     if has["ceiling"]:
-        notes.append("black tick: the exact oracle accuracy on the same validation questions")
+        notes.append(
+            "black tick: the ceiling, the best accuracy any predictor can reach on the same validation questions"
+        )
+    if has["bayes"]:
+        notes.append(
+            "dotted tick: the Bayes predictor's own accuracy on a category the model's input does not "
+            "decide, a reference that a model can beat by trading accuracy across categories"
+        )
     if has["reference"]:
         notes.append("red diamond: the original write-up's single run")
     if measure.chance is not None:

@@ -7,7 +7,8 @@ works offline and links to the other grids' pages), and one PNG per figure (mini
 Tables are wide: one row per experiment head, one column per category with its question count n; each
 accuracy is the mean over seeds with its 95% interval (minibert.ablation.intervals: seed spread plus
 validation sampling, always inside [0, 1]); a run that logged oracle ceilings gets a ceiling row and a
-paired gap row. Claims and the write-up comparison are paired differences with their intervals.
+paired gap row, and one that logged the Bayes predictor's accuracy on categories without a bound gets a
+reference row. Claims and the write-up comparison are paired differences with their intervals.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ INTERVALS = (
     "the Welch-Satterthwaite degrees of freedom; it never leaves [0, 1]. Where every seed graded a validation "
     "set of its own (`data.val_seed: null`), that error is already in the seeds' spread and is not added "
     "again. Differences (claims, gaps to the ceiling, the write-up) are paired by seed on the same validation "
-    "questions."
+    "questions. A ceiling is a bound: the best accuracy any predictor can reach on those questions (overall, on "
+    "a category the model's input decides, or from the category's own best predictor). Where the model's "
+    "input does not decide a category (the true token's class, a hidden partner), the oracle's figure is the "
+    "Bayes predictor's own accuracy there, a reference that a model may beat by trading accuracy across "
+    "categories."
 )
 
 
@@ -145,6 +150,8 @@ def accuracy_tables(boards: list[Board]) -> list[Table]:
             if any(cat.ceiling for cat in b.categories.values()):
                 rows.append([Cell("↳ oracle ceiling")] + [_ceiling_cell(b, c) for c in cats])
                 rows.append([Cell("↳ gap to ceiling (paired)")] + [_gap_cell(b, c) for c in cats])
+            if any(cat.bayes for cat in b.categories.values()):
+                rows.append([Cell("↳ Bayes predictor (reference, not a bound)")] + [_bayes_cell(b, c) for c in cats])
         measure = rows_of[0].measure
         note = "Mean over seeds (95% interval), in %; n: validation questions graded (a cell names its own n "
         note += "when it differs from its column's)."
@@ -162,12 +169,19 @@ def _ceiling_cell(b: Board, c: str) -> Cell:
                                                     "role": "ceiling"})  # fmt: skip
 
 
+def _bayes_cell(b: Board, c: str) -> Cell:
+    cat = b.categories.get(c)
+    if cat is None or not cat.bayes:
+        return Cell("")
+    return Cell(f"{100 * cat.bayes_mean():.1f}", {"experiment": b.experiment.name, "metric": cat.metric,
+                                                  "role": "bayes"})  # fmt: skip
+
+
 def _gap_cell(b: Board, c: str) -> Cell:
     cat = b.categories.get(c)
     if cat is None or not cat.ceiling:
         return Cell("")
-    iv = difference_interval(cat.ceiling, cat.values, cat.sampling_n, cat.sampling_n)
-    return Cell(iv.percent(), {"experiment": b.experiment.name, "metric": cat.metric, "role": "gap"})
+    return Cell(cat.gap_interval().percent(), {"experiment": b.experiment.name, "metric": cat.metric, "role": "gap"})
 
 
 def other_tables(experiments: list[Experiment], results: Results) -> list[Table]:

@@ -25,7 +25,7 @@ import yaml
 from minibert.ablation import accuracies
 from minibert.ablation.accuracies import AccKey, Measure
 from minibert.ablation.grid import Experiment, MetricRef
-from minibert.ablation.intervals import Interval, accuracy_interval
+from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval
 from minibert.ablation.runner import DamagedSummary, Run
 from minibert.nested import find
 
@@ -33,6 +33,11 @@ from minibert.nested import find
 def _metrics(summary: dict) -> dict[str, float | None]:
     """The numeric entries of a run's summary (None is a NaN that JSON could not hold)."""
     return {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
+
+
+def _seeds(summary: dict) -> dict[str, int]:
+    seeds = summary.get("seeds") or {}
+    return {f"seeds/{k}": v for k in ("init", "data", "val") if isinstance(v := seeds.get(k), int)}
 
 
 def _run_setup(run: Run, summary: dict) -> tuple[str, str]:
@@ -51,12 +56,14 @@ def _run_setup(run: Run, summary: dict) -> tuple[str, str]:
 
 @dataclass
 class Category:
-    """One accuracy of one head: values, ceilings and gaps by seed, question count (mean over seeds)."""
+    """One accuracy of one head: values, ceilings (bounds) and gaps by seed, or the Bayes predictor's own
+    accuracy where no bound is known (a reference), question count (mean over seeds)."""
 
     key: AccKey
     values: dict[int, float]
     ceiling: dict[int, float] = field(default_factory=dict)
     gap: dict[int, float] = field(default_factory=dict)
+    bayes: dict[int, float] = field(default_factory=dict)
     n: float | None = None
     sampling_n: float | None = None  # n for the interval's sampling term (Results.sampling_n)
 
@@ -71,8 +78,19 @@ class Category:
     def interval(self) -> Interval:
         return accuracy_interval(list(self.values.values()), self.sampling_n)
 
+    def gap_interval(self) -> Interval:
+        """Ceiling minus accuracy, paired by seed, with the report's interval (NaN without a ceiling)."""
+        return difference_interval(self.ceiling, self.values, self.sampling_n, self.sampling_n)
+
+    def reference_interval(self) -> Interval:
+        """The Bayes predictor's accuracy minus this one, paired by seed (not a gap: it may well be negative)."""
+        return difference_interval(self.bayes, self.values, self.sampling_n, self.sampling_n)
+
     def ceiling_mean(self) -> float | None:
         return statistics.fmean(self.ceiling.values()) if self.ceiling else None
+
+    def bayes_mean(self) -> float | None:
+        return statistics.fmean(self.bayes.values()) if self.bayes else None
 
 
 @dataclass
@@ -134,12 +152,14 @@ class Results:
         return [m for (e, m) in self.values if e == experiment]
 
     def rows(self, out: Path) -> list[dict]:
-        """Tidy rows; `run_dir` is relative to `out`, so the table stays valid wherever `out` is moved."""
+        """Tidy rows, the run's seeds among them (`seeds/init`, `seeds/data`, `seeds/val`: a reader of the csv
+        alone can tell whether each seed graded its own validation set); `run_dir` is relative to `out`, so
+        the table stays valid wherever `out` is moved."""
         return [
             {"experiment": r.experiment.name, "seed": r.seed, "metric": m, "value": v,
              "run_dir": os.path.relpath(r.run_dir, out)}
             for r, summary in self.summaries
-            for m, v in sorted(_metrics(summary).items())
+            for m, v in sorted({**_metrics(summary), **_seeds(summary)}.items())
         ]  # fmt: skip
 
     def sampling_n(self, experiment: str, key: AccKey) -> float | None:
@@ -153,7 +173,7 @@ class Results:
 
     def reported(self, e: Experiment) -> list[str]:
         """The metrics of `e` the report shows: everything its runs logged, unless the grid narrows it
-        with `metrics:` (then those, with their counts, ceilings and gaps)."""
+        with `metrics:` (then those, with their counts and the oracle's figures)."""
         logged = self.metrics_of(e.name)
         if not e.metrics:
             return logged
@@ -171,7 +191,7 @@ class Results:
                     by_prefix[k.prefix][k.category] = Category(k, self.values[(e.name, k.accuracy)])
             for k in keys:
                 cat = by_prefix.get(k.prefix, {}).get(k.category)
-                if cat is not None and k.role in ("ceiling", "gap"):
+                if cat is not None and k.role in ("ceiling", "gap", "bayes"):
                     setattr(cat, k.role, self.values[(e.name, k.key(k.role))])
             objective, language = self.setups.get(e.name, ("", ""))
             for prefix in sorted(by_prefix):
