@@ -63,6 +63,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="local: worker processes here (default); slurm: one SLURM job per run through submitit "
         "(--workers jobs at a time); submitit-local: submitit's local backend, for testing",
     )
+    p.add_argument(
+        "--plugins",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder that plug-ins named by class path are imported from (put on the path of every run and "
+        "job; repeatable). Without it they must be importable already, e.g. through PYTHONPATH",
+    )
     p.add_argument("--slurm-partition", help="SLURM partition for --executor slurm")
     p.add_argument("--slurm-account", help="SLURM account for --executor slurm")
     p.add_argument("--timeout-min", type=int, default=60, help="time limit of one submitit job (default 60)")
@@ -81,6 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
+    for folder in args.plugins:
+        if not Path(folder).is_dir():
+            p.error(f"--plugins={folder}: not a folder")
     for name in ("timeout_min", "cpus_per_task"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')}={getattr(args, name)}: must be at least 1")
@@ -95,6 +106,15 @@ def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
             if m := re.fullmatch(r"seed(\d+)-[0-9a-f]+", folder.name):
                 found.add(int(m[1]))
     return found
+
+
+def use_plugins(folders: list[str]) -> None:
+    """Make plug-ins in `folders` importable here, in local workers (spawned with this sys.path) and in
+    submitit jobs (which get PYTHONPATH)."""
+    resolved = [str(Path(f).resolve()) for f in folders]
+    sys.path[:0] = [f for f in resolved if f not in sys.path]
+    if resolved:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*resolved, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 def make_executor(args: argparse.Namespace, out: Path):
@@ -120,6 +140,7 @@ def _interrupt(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
+    use_plugins(args.plugins)
     out = Path(args.out).resolve()
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)

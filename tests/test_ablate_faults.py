@@ -104,7 +104,10 @@ def test_run_made_by_other_code_is_redone_unless_reuse_stale(finished, tmp_path)
 
     reused = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--reuse-stale")
     assert reused.returncode == 0, reused.stderr
-    assert "warning: reusing" in reused.stderr and "made by other code (source 0000000000000000" in reused.stderr
+    assert (
+        "warning: reusing" in reused.stderr
+        and "made by other code: the package changed (source 0000000000000000" in reused.stderr
+    )
     assert "0 runs trained, 4 reused" in (out / "ablation.md").read_text()
 
     redone = ablate("--grid", str(grid), "--out", str(out), *PRETRAIN, "--workers", "1")
@@ -295,3 +298,54 @@ def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
     holder.wait()
     with OutLock(tmp_path):  # the kernel dropped the dead holder's lock; the file left behind is harmless
         assert (tmp_path / ".ablate.lock").is_file()
+
+
+PLUGIN = '''"""A plug-in objective outside the package: BERT's MLM under another name."""
+from minibert.objectives import MaskedLM
+
+
+class PluggedMLM(MaskedLM):
+    pass
+'''
+
+
+def test_editing_a_plugin_retrains_the_runs_that_use_it_and_reuses_the_others(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "plugged_mlm.py").write_text(PLUGIN)
+    objective = tmp_path / "plugged.yaml"
+    objective.write_text("model:\n  init_args:\n    objective:\n      class_path: plugged_mlm.PluggedMLM\n")
+    grid = tmp_path / "grid.yaml"
+    cell = {"job_type": "pretrain", "overrides": TINY}
+    grid.write_text(yaml.safe_dump({"experiments": [
+        {"name": "pretrain/plain", "configs": ["configs/pretrain.yaml"], **cell},
+        {"name": "pretrain/plugged", "configs": ["configs/pretrain.yaml", str(objective)], **cell},
+    ]}))  # fmt: skip
+    args = ["--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--workers", "2"]
+    first = ablate(*args, "--plugins", str(plugins))
+    assert first.returncode == 0, first.stderr
+    (run,) = (tmp_path / "out/runs/pretrain/plugged").glob("seed0-*")
+    assert set(json.loads((run / "summary.json").read_text())["code"]["plugins"]) == {"plugged_mlm"}
+
+    unchanged = ablate(*args, "--plugins", str(plugins))
+    assert "0 runs trained, 2 reused" in (tmp_path / "out/ablation.md").read_text(), unchanged.stderr
+
+    (plugins / "plugged_mlm.py").write_text(PLUGIN + "# edited\n")
+    edited = ablate(*args, "--plugins", str(plugins))
+    assert edited.returncode == 0, edited.stderr
+    assert "pretrain/plugged seed=0 was made by other code: its plug-in plugged_mlm changed" in edited.stderr
+    assert "pretrain/plain seed=0 was made" not in edited.stderr
+    assert "1 runs trained, 1 reused" in (tmp_path / "out/ablation.md").read_text()
+
+
+def test_a_run_whose_plugin_cannot_be_located_is_stale(tmp_path):
+    from minibert.ablation.runner import triage
+
+    grid = load_grid(tiny_grid(tmp_path / "grid.yaml"), root=ROOT)
+    (run,) = plan([grid["pretrain/causal"]], [0], tmp_path / "out", ROOT)
+    run.run_dir.mkdir(parents=True)
+    code = {"source_hash": source_hash(), "plugins": {"nowhere_to_be_found": "0" * 16}}
+    summary = {"step": 1, "wall_time_s": 1.0, "log_dir": ".", "checkpoint": "x", "code": code}
+    (run.run_dir / "summary.json").write_text(json.dumps(summary))
+    plan_ = triage([run])
+    assert plan_.todo == [run] and "its plug-in nowhere_to_be_found cannot be located now" in plan_.notes[0]

@@ -28,7 +28,7 @@ import yaml
 
 from minibert.ablation.grid import Experiment
 from minibert.atomic_writes import write_atomic, write_json
-from minibert.training.code_version import source_hash
+from minibert.training.code_version import stale_because
 
 DONE = "summary.json"
 SUMMARY_KEYS = ("step", "wall_time_s", "log_dir", "checkpoint")  # what the runner and the report read
@@ -207,10 +207,10 @@ class Triage:
 
 
 def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> Triage:
-    """Reuse finished runs made by this code; redo the rest: missing, damaged (named), stale (made by other
-    code, named, unless `reuse_stale`), or everything with `force`."""
+    """Reuse finished runs made by this code (the package and each plug-in the run named); redo the rest:
+    missing, damaged (named), stale (made by other code, or a plug-in that cannot be located: named, unless
+    `reuse_stale`), or everything with `force`."""
     out = Triage()
-    here = source_hash()
     for r in runs:
         try:
             summary = r.read()
@@ -221,17 +221,14 @@ def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> T
         if summary is None or force:
             out.todo.append(r)
             continue
-        made_by = (summary.get("code") or {}).get("source_hash")
-        if made_by == here:
+        why = stale_because(summary.get("code") or {})
+        if why is None:
             out.reused.append(r)
         elif reuse_stale:
-            out.notes.append(f"warning: reusing {r.label}, made by other code (source {made_by}, now {here})")
+            out.notes.append(f"warning: reusing {r.label}, made by other code: {why}")
             out.reused.append(r)
         else:
-            out.notes.append(
-                f"{r.label} was made by other code (source {made_by}, now {here}): training it again "
-                "(--reuse-stale keeps it)"
-            )
+            out.notes.append(f"{r.label} was made by other code: {why}; training it again (--reuse-stale keeps it)")
             out.todo.append(r)
     return out
 

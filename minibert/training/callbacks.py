@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import yaml
 from lightning.pytorch.cli import SaveConfigCallback
 
 from minibert.atomic_writes import write_json
@@ -21,7 +22,7 @@ from minibert.training.loggers import run_log_dir
 class RunSummary(L.Callback):
     """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
     `step`, `wall_time_s` (setup to end of fit), the module's parameter counts and `code`, the code that
-    made it (minibert.training.code_version: source hash, git commit, dirty flag).
+    made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -43,12 +44,22 @@ class RunSummary(L.Callback):
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
-        return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code_version()}
+        code = code_version(_saved_config(trainer))
+        return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code}
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
         if trainer.is_global_zero and log_dir is not None:
             write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
+
+
+def _saved_config(trainer: L.Trainer) -> dict:
+    """The run's resolved config as SaveAndLogConfig saved it, or {} when it saved none (a run built in code)."""
+    log_dir = run_log_dir(trainer)
+    path = Path(log_dir) / "config.yaml" if log_dir is not None else None
+    if path is None or not path.is_file():
+        return {}
+    return yaml.safe_load(path.read_text()) or {}
 
 
 def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int | None]:

@@ -1,21 +1,32 @@
-"""Which code made a result: a hash of the package's sources, and the git commit with a dirty flag.
+"""Which code made a result: a hash of the package's sources, one of each plug-in the run named, and the
+git commit with a dirty flag.
 
-The source hash decides whether a finished ablation run can be reused: it works in a clean clone, in a
-copy without git, and it changes with any uncommitted edit. The git fields are recorded for people.
-The report's modules (`minibert/ablation/report.py` and what only it uses) are left out of the hash: they
-only read results, so editing them reruns nothing.
+The hashes decide whether a finished ablation run can be reused: they work in a clean clone, in a copy
+without git, and change with any uncommitted edit. The git fields are recorded for people. The report's
+modules (`minibert/ablation/report.py` and what only it uses) are left out of the package hash: they only
+read results, so editing them reruns nothing.
+
+A plug-in is a module outside the package named by class path in the run's config (an objective, a
+language, a masking recipe, a callback, ...). Its hash covers the sources of the folder it is imported from
+as a package (`my_plugins.masks` -> every `.py` under `my_plugins/`), so a helper it imports from a
+sibling module counts too; a single-file module is hashed alone. Installed libraries (under the
+interpreter's own folders: lightning's loggers, torch) are the environment, not plug-ins, and are skipped.
 
 Example:
     >>> version = code_version()
     >>> len(version["source_hash"]), sorted(version)
-    (16, ['git_commit', 'git_dirty', 'source_hash'])
+    (16, ['git_commit', 'git_dirty', 'plugins', 'source_hash'])
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
@@ -37,6 +48,54 @@ def source_hash(package: Path = PACKAGE) -> str:
     return digest.hexdigest()[:16]
 
 
+def _installed(path: Path) -> bool:
+    """Whether `path` lies in the interpreter's own folders (the standard library, site-packages)."""
+    roots = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {sys.prefix}
+    return any(path.is_relative_to(Path(r).resolve()) for r in roots if r)
+
+
+def plugin_hash(module: str) -> str | None:
+    """sha256 (16 hex digits) of a plug-in module's sources (see the module docstring), '' for a module that
+    is not a plug-in (the package's own, or an installed library), None when it cannot be located."""
+    if module == PACKAGE.name or module.startswith(PACKAGE.name + "."):
+        return ""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # a parent package that does not import, or a malformed name
+        return None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return None
+    path = Path(spec.origin).resolve()
+    if _installed(path):
+        return ""
+    top = path.parent if path.name == "__init__.py" else path
+    for _ in module.split(".")[1:]:  # `a.b.c` lives in a/b/c.py: walk up to the folder of `a`
+        top = top.parent
+    files = sorted(top.rglob("*.py")) if top.is_dir() else [top]
+    digest = hashlib.sha256()
+    for f in files:
+        if "__pycache__" not in f.parts:
+            digest.update(f.relative_to(top.parent).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def class_paths(config) -> set[str]:
+    """Every `class_path` value in a (nested) config."""
+    if isinstance(config, dict):
+        found = {config["class_path"]} if isinstance(config.get("class_path"), str) else set()
+        return found.union(*(class_paths(v) for v in config.values()))
+    if isinstance(config, list):
+        return set().union(*(class_paths(v) for v in config))
+    return set()
+
+
+def plugin_hashes(paths: Iterable[str]) -> dict[str, str | None]:
+    """Module -> `plugin_hash` for the plug-ins among these class paths (`pkg.mod.Class` -> `pkg.mod`)."""
+    modules = {p.rsplit(".", 1)[0] for p in paths if "." in p}
+    hashes = {m: plugin_hash(m) for m in sorted(modules)}
+    return {m: h for m, h in hashes.items() if h != ""}
+
+
 def git_state(folder: Path = PACKAGE) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the git checkout holding `folder`, or (None, None) without git or a checkout."""
     try:
@@ -56,7 +115,23 @@ def git_state(folder: Path = PACKAGE) -> tuple[str | None, bool | None]:
     return commit, bool(status.strip())
 
 
-def code_version() -> dict:
-    """What a run records: {'source_hash': ..., 'git_commit': ... or None, 'git_dirty': ... or None}."""
+def code_version(config: dict | None = None) -> dict:
+    """What a run records: {'source_hash': ..., 'plugins': {module: hash} of the plug-ins `config` names,
+    'git_commit': ... or None, 'git_dirty': ... or None}."""
     commit, dirty = git_state()
-    return {"source_hash": source_hash(), "git_commit": commit, "git_dirty": dirty}
+    plugins = plugin_hashes(class_paths(config or {}))
+    return {"source_hash": source_hash(), "plugins": plugins, "git_commit": commit, "git_dirty": dirty}
+
+
+def stale_because(code: dict) -> str | None:
+    """Why a run that recorded `code` (its summary's "code") was made by other code than this, or None."""
+    made_by, here = code.get("source_hash"), source_hash()
+    if made_by != here:
+        return f"the package changed (source {made_by}, now {here})"
+    for module, recorded in (code.get("plugins") or {}).items():
+        now = plugin_hash(module)
+        if now is None:
+            return f"its plug-in {module} cannot be located now"
+        if now != recorded:
+            return f"its plug-in {module} changed ({recorded}, now {now})"
+    return None
