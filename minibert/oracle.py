@@ -32,6 +32,7 @@ import hashlib
 from collections import OrderedDict
 
 import numpy as np
+from lightning.pytorch.utilities import rank_zero_warn
 
 from minibert.languages.base import Language
 from minibert.masking import IGNORE, MaskingRecipe
@@ -96,36 +97,74 @@ def mlm_grades(
     """
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
-        graded = labels != IGNORE
+        announce(language, len(inputs), causal)
         credit = np.zeros(labels.shape, dtype=np.float64)
         best = np.zeros((*labels.shape, len(categories)), dtype=np.float64)
-        if not graded.any():
-            return credit, best
-        context, by_kind = recipe.emissions(inputs, language)
-        emission = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]  # = likelihoods' graded
-        cavity = language.cavity(context, causal=causal)[graded]  # (N, V)
-        weights = cavity * emission[graded]  # (N, V): the unnormalised posterior
-        truth = labels[graded]
-        credit[graded] = tie_credit(weights / np.maximum(weights.sum(-1, keepdims=True), _TINY), truth)
-        ids = np.arange(language.vocab_size)
-        joint = {kind: cavity * e[graded] for kind, e in by_kind.items()}  # (N, V) each, same normaliser
-        joint |= {"opener": weights * language.is_opener(ids), "closer": weights * language.is_closer(ids)}
-        for i, name in enumerate(categories):
-            if name not in joint:
-                best[..., i] = np.nan
-            else:  # a question outside the category (all-zero joint) gets credit; membership masks it out
-                best[graded, i] = tie_credit(joint[name], truth)
+        rows = rows_per_pass(language, inputs.shape[1])
+        for start in range(0, len(inputs), rows):  # a few (rows, T, V) arrays at a time, whatever the set's size
+            part = slice(start, start + rows)
+            credit[part], best[part] = _grade(language, recipe, inputs[part], labels[part], causal, categories)
         return credit, best
 
     return _cached((repr(language), recipe, causal, categories), (inputs, labels), compute)
+
+
+def _grade(language, recipe, inputs, labels, causal, categories) -> tuple[np.ndarray, np.ndarray]:
+    """`mlm_grades` on one pass of rows."""
+    graded = labels != IGNORE
+    credit = np.zeros(labels.shape, dtype=np.float64)
+    best = np.zeros((*labels.shape, len(categories)), dtype=np.float64)
+    if not graded.any():
+        return credit, best
+    context, by_kind = recipe.emissions(inputs, language)
+    emission = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]  # = likelihoods' graded
+    cavity = language.cavity(context, causal=causal)[graded]  # (N, V)
+    weights = cavity * emission[graded]  # (N, V): the unnormalised posterior
+    truth = labels[graded]
+    credit[graded] = tie_credit(weights / np.maximum(weights.sum(-1, keepdims=True), _TINY), truth)
+    ids = np.arange(language.vocab_size)
+    joint = {kind: cavity * e[graded] for kind, e in by_kind.items()}  # (N, V) each, same normaliser
+    joint |= {"opener": weights * language.is_opener(ids), "closer": weights * language.is_closer(ids)}
+    for i, name in enumerate(categories):
+        if name not in joint:
+            best[..., i] = np.nan
+        else:  # a question outside the category (all-zero joint) gets credit; membership masks it out
+            best[graded, i] = tie_credit(joint[name], truth)
+    return credit, best
+
+
+def rows_per_pass(language: Language, seq_len: int) -> int:
+    """Sentences graded together, at least one: a pass holds about ten (rows, T, V) float64 arrays, and they
+    get a tenth of the language's oracle budget (`oracle_memory_gb`; the cavity's own pass takes the rest)."""
+    budget = getattr(language, "oracle_memory_gb", 2.0) * 1e9 / 10
+    return max(1, int(budget // (seq_len * language.vocab_size * 8 * 10)))
+
+
+def announce(language: Language, n: int, causal: bool, minutes: float = 1.0) -> None:
+    """Say so, once, when the exact oracle will take more than `minutes` on these `n` sentences."""
+    seconds = language.oracle_cost(n, causal)[1]
+    if seconds > 60 * minutes:
+        rank_zero_warn(
+            f"grading {n} sentences of {language!r} with the exact oracle takes about {seconds / 60:.0f} min "
+            "(estimated on a 2-core machine; it grows with the cube of the length): lower data.val_size or the "
+            "length for a quicker run"
+        )
 
 
 def next_token_credit(language: Language, ids: np.ndarray) -> np.ndarray:
     """(B, T) clean sentences -> (B, T - 1) ceiling credit of predicting token t + 1 from tokens 0..t."""
 
     def compute() -> np.ndarray:
-        seen = np.eye(language.vocab_size, dtype=np.float64)[ids]  # (B, T, V): each token known exactly
-        ahead = language.cavity(seen, causal=True)[:, 1:]  # P(w_{t+1} | w_0..w_t)
-        return tie_credit(ahead.reshape(-1, ahead.shape[-1]), ids[:, 1:].ravel()).reshape(ids[:, 1:].shape)
+        announce(language, len(ids), causal=True)
+        out = np.zeros(ids[:, 1:].shape, dtype=np.float64)
+        rows = rows_per_pass(language, ids.shape[1])
+        for start in range(0, len(ids), rows):
+            part = ids[start : start + rows]
+            seen = np.eye(language.vocab_size, dtype=np.float64)[part]  # (b, T, V): each token known exactly
+            ahead = language.cavity(seen, causal=True)[:, 1:]  # P(w_{t+1} | w_0..w_t)
+            out[start : start + rows] = tie_credit(ahead.reshape(-1, ahead.shape[-1]), part[:, 1:].ravel()).reshape(
+                part[:, 1:].shape
+            )
+        return out
 
     return _cached((repr(language), "next_token"), (ids,), compute)

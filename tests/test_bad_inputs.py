@@ -23,6 +23,7 @@ FINETUNE = ["-c", "configs/finetune.yaml"]
 TINY = ["--trainer.max_steps=2", "--data.val_size=100"]
 MASKING = "--model.init_args.objective.init_args.masking"
 ENCODER = "--model.init_args.encoder"
+LANGUAGE = "--model.init_args.objective.init_args.language.init_args"
 
 # (case id, arguments after `fit`, fragments the last line must contain: the field, the value, what is allowed)
 CASES = [
@@ -95,6 +96,11 @@ CASES = [
     ("optimizer", [*PRETRAIN, "--optimizer", "SGD"], ["optimizer is not supported", "model.init_args.lr"]),
     ("seed<0", [*PRETRAIN, "--seed_everything=-1"], ["seed_everything=-1", "[0, 4294967295]"]),
     ("seed>2**32-1", [*PRETRAIN, "--seed_everything=4294967296"], ["seed_everything=4294967296", "[0, 4294967295]"]),
+    (
+        "oracle over its memory budget",
+        [*PRETRAIN, "-c", "configs/languages/dyck.yaml", f"{LANGUAGE}.length=512", f"{LANGUAGE}.oracle_memory_gb=0.2"],
+        ["Dyck(length=512", "about 0.4 GB for one sentence", "oracle_memory_gb=0.2", "lower length"],
+    ),
 ]
 
 

@@ -104,6 +104,10 @@ class Language(ABC):
         `causal` is False, and P(w_t | positions s < t) when True. Sentences are drawn by `sample`.
         """
 
+    def oracle_cost(self, n: int, causal: bool) -> tuple[float, float]:
+        """(peak bytes, seconds), estimated, of `cavity` on `n` sentences; (0, 0) when it is negligible."""
+        return 0.0, 0.0
+
     @abstractmethod
     def spoil(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Break each of the (B, T) sentences once: returns (spoiled ids, the first position that changed,

@@ -28,10 +28,15 @@ import numpy as np
 import torch
 
 from minibert.languages.base import CLS_ID, SPECIALS, Language
-from minibert.validation import POSITIVE_INT, Range, check
+from minibert.validation import POSITIVE, POSITIVE_INT, Range, check
 
 _FIRST = len(SPECIALS)  # id of the first opener
-_CHUNK = 500  # sentences per oracle pass (bounds the causal form's (B, L, L, D) table)
+_MAX_CHUNK = 500  # sentences per oracle pass at most; fewer when one sentence's pass is large (`_chunk`)
+# The oracle's cost per sentence, fitted on a 2-core x86 machine (L = 32..256, D = 3..12; results/dyck.md):
+# the bidirectional form keeps autograd's O(L^3 D) inside products, the causal one a (L + 1)^2 (D + 1) table.
+_BYTES = {False: lambda L, D: (D + 1) * L**3 / 3, True: lambda L, D: 11 * (D + 1) * L**2}
+_OVERHEAD = 64e6  # bytes a first pass takes whatever its size (torch's autograd and allocator)
+_SECONDS = {False: lambda L, D: 2.0e-9 * (D + 1) * L**3, True: lambda L, D: 0.5e-9 * (D + 1) * L**3}
 _DISTANCES = ((1, 1), (2, 3), (4, 7), (8, None))  # partner-distance buckets, inclusive
 _DEPTHS = ((1, 1), (2, 2), (3, 3), (4, None))  # nesting-depth buckets (1 = outermost)
 
@@ -43,20 +48,31 @@ def _bucket_name(prefix: str, low: int, high: int | None) -> str:
 
 
 class Dyck(Language):
-    """`kinds` <= 26 bracket types (openers a.., closers A..), `length` (even) tokens, depth <= `max_depth`."""
+    """`kinds` <= 26 bracket types (openers a.., closers A..), `length` (even) tokens, depth <= `max_depth`;
+    `oracle_memory_gb`: the memory the exact oracle may take (its passes shrink to fit; a language whose
+    single sentence would not fit is refused here, naming what to lower)."""
 
     categories = tuple(_bucket_name("dist", lo, hi) for lo, hi in _DISTANCES) + tuple(
         _bucket_name("depth", lo, hi) for lo, hi in _DEPTHS
     )
     spoil_kinds = ("swap", "move")
 
-    def __init__(self, kinds: int = 4, length: int = 32, max_depth: int = 6) -> None:
+    def __init__(self, kinds: int = 4, length: int = 32, max_depth: int = 6, oracle_memory_gb: float = 2.0) -> None:
         check("Dyck", "kinds", kinds, Range(low=1, high=26, integer=True))
         check("Dyck", "length", length, POSITIVE_INT)
         check("Dyck", "max_depth", max_depth, POSITIVE_INT)
+        check("Dyck", "oracle_memory_gb", oracle_memory_gb, POSITIVE)
         if length % 2:
             raise ValueError(f"Dyck.length={length} is not allowed: a word of pairs has an even length")
         self.kinds, self.length, self.max_depth = kinds, length, max_depth
+        self.oracle_memory_gb = oracle_memory_gb
+        one = max(self.oracle_cost(1, causal)[0] for causal in (False, True))
+        if one > oracle_memory_gb * 1e9:
+            raise ValueError(
+                f"Dyck(length={length}, max_depth={max_depth}): its exact oracle needs about {one / 1e9:.1f} GB "
+                f"for one sentence, over oracle_memory_gb={oracle_memory_gb:g}; lower length (the cost grows with "
+                "its cube) or max_depth, or raise oracle_memory_gb if the machine has the memory"
+            )
         letters = "abcdefghijklmnopqrstuvwxyz"[:kinds]
         super().__init__(tuple(letters) + tuple(letters.upper()), 1 + length)
         self.first_closer = _FIRST + kinds
@@ -233,6 +249,19 @@ class Dyck(Language):
 
     # --- the exact oracle ---------------------------------------------------------------------------------
 
+    def oracle_cost(self, n: int, causal: bool) -> tuple[float, float]:
+        """(peak bytes, seconds), estimated, of the exact oracle on `n` sentences: one pass of `_chunk`
+        sentences at a time bounds the memory; the time adds up over all of them."""
+        L, D = self.length, min(self.max_depth, self.length // 2)
+        return _OVERHEAD + min(n, self._chunk(causal)) * _BYTES[causal](L, D), n * _SECONDS[causal](L, D)
+
+    def _chunk(self, causal: bool) -> int:
+        """Sentences per oracle pass: as many as fit in 80% of the memory budget (the grader's arrays take
+        the rest, minibert.oracle.rows_per_pass), at least one and at most _MAX_CHUNK."""
+        L, D = self.length, min(self.max_depth, self.length // 2)
+        room = 0.8 * self.oracle_memory_gb * 1e9 - _OVERHEAD
+        return min(_MAX_CHUNK, max(1, int(room // max(_BYTES[causal](L, D), 1.0))))
+
     def cavity(self, likelihood: np.ndarray, causal: bool = False) -> np.ndarray:
         lik = np.asarray(likelihood, dtype=np.float64)
         if lik.ndim != 3 or lik.shape[1] != self.seq_len or lik.shape[2] < self.vocab_size:
@@ -246,13 +275,14 @@ class Dyck(Language):
         out = np.zeros(lik.shape, dtype=np.float64)
         out[:, 0, CLS_ID] = 1.0
         form = self._causal if causal else self._bidirectional
-        for start in range(0, len(lik), _CHUNK):
-            x = torch.from_numpy(brackets[start : start + _CHUNK] / scale[start : start + _CHUNK])
+        chunk = self._chunk(causal)
+        for start in range(0, len(lik), chunk):
+            x = torch.from_numpy(brackets[start : start + chunk] / scale[start : start + chunk])
             weights = form(x)  # (b, L, 2k) unnormalised
             total = weights.sum(-1, keepdim=True)
             if not (total > 0).all():
                 raise ValueError("the evidence is impossible under the language (no word explains it)")
-            out[start : start + _CHUNK, 1:, _FIRST : self.vocab_size] = (weights / total).numpy()
+            out[start : start + chunk, 1:, _FIRST : self.vocab_size] = (weights / total).numpy()
         return out
 
     def _inside(self, lo: torch.Tensor, lc: torch.Tensor) -> dict[int, torch.Tensor]:
