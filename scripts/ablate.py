@@ -7,9 +7,13 @@
 
 Runs are resumable: a rerun reuses runs whose summary.json is complete and was made by the same code, and
 redoes any run killed mid-way, damaged or stale. One runner per --out (a second one says who holds it).
+Before anything trains, every cell about to train is built (config, plug-ins, model, data) and what it will
+log is checked against the grid's claims and tables (minibert.ablation.preflight).
+
 Exit code 0 when every run succeeded, 1 when some failed (each is listed with its log), 2 on bad input
-(grid, options, a report that would drop results), 3 when the machine fails us (a folder that cannot be
-written, a full disk, --out held by another runner), 130/143 when interrupted (Ctrl-C/SIGTERM).
+(grid, options, a cell that cannot be built, a report that would drop results), 3 when the machine fails us
+(a folder that cannot be written, a full disk, --out held by another runner, no SLURM for --executor slurm),
+130/143 when interrupted (Ctrl-C/SIGTERM).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from tqdm import tqdm  # noqa: E402
 from minibert.ablation.executors import EXECUTORS, LocalPool, Submitit  # noqa: E402
 from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
 from minibert.ablation.lock import Busy, OutLock  # noqa: E402
+from minibert.ablation.preflight import preflight  # noqa: E402
 from minibert.ablation.report import ReportError, write_report  # noqa: E402
 from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
 
@@ -195,6 +200,9 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         todo = triage(runs, force=args.force, reuse_stale=args.reuse_stale)
         for note in todo.notes:
             print(note, file=sys.stderr)
+        if todo.todo:  # every cell about to train is built first, and what it will log checked: nothing launched
+            print(f"checking the {len({r.experiment.name for r in todo.todo})} cells to train...", file=sys.stderr)
+            check_metrics(grid, preflight(todo.todo, ROOT), planned=True)
         bar = tqdm(total=len(runs), unit="run", desc="ablation", dynamic_ncols=True)
 
         def progress(run, status):

@@ -349,3 +349,42 @@ def test_a_run_whose_plugin_cannot_be_located_is_stale(tmp_path):
     (run.run_dir / "summary.json").write_text(json.dumps(summary))
     plan_ = triage([run])
     assert plan_.todo == [run] and "its plug-in nowhere_to_be_found cannot be located now" in plan_.notes[0]
+
+
+CELL = {"job_type": "pretrain", "configs": ["configs/pretrain.yaml"], "overrides": TINY}
+BAD_CELLS = {
+    "override typo": ({**CELL, "name": "pretrain/typo", "overrides": {**TINY, "trainer.max_stepz": 2}}, None,
+                      ["cell pretrain/typo", "max_stepz"]),
+    "missing plug-in": ({**CELL, "name": "pretrain/plug", "overrides": {
+        **TINY, "model.init_args.objective.class_path": "not_installed_anywhere.Objective"}}, None,
+        ["cell pretrain/plug", "No module named 'not_installed_anywhere'", "--plugins"]),
+    "claim on a metric no cell logs": (None, {"text": "x", "value": {"experiment": "pretrain/bidirectional",
+                                                                     "metric": "val/acc_kind_maskk"}, "at_least": 0.5},
+                                       ["claims[1]", "val/acc_kind_maskk", "will not log", "val/acc_kind_mask"]),
+    "fine-tuning an encoder of another language": ({
+        "name": "finetune/dyck_encoder", "job_type": "finetune", "configs": ["configs/finetune.yaml"],
+        "overrides": {**TINY, "model.init_args.regime": "full"}, "encoder_from": "pretrain/dyck"}, None,
+        ["cell finetune/dyck_encoder", "encoder_ckpt=", "pre-trained with vocab_size=10", "fine-tune on the language"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CELLS))
+def test_a_cell_that_cannot_be_built_stops_the_grid_before_anything_trains(tmp_path, case):
+    cell, claim, fragments = BAD_CELLS[case]
+    extra = [cell] if cell else []
+    if case.startswith("fine-tuning"):
+        extra.insert(
+            0, {**CELL, "name": "pretrain/dyck", "configs": ["configs/pretrain.yaml", "configs/languages/dyck.yaml"]}
+        )
+    grid = tiny_grid(tmp_path / "grid.yaml", extra)
+    if claim:
+        data = yaml.safe_load(grid.read_text())
+        data["claims"].append(claim)
+        grid.write_text(yaml.safe_dump(data))
+    start = time.perf_counter()
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "2")
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert time.perf_counter() - start < 60  # seconds, not a grid's worth of training
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("ablate.py: error: ") and all(f in line for f in fragments), line
+    assert not list((tmp_path / "out").glob("runs/*/*/run.log"))  # nothing was launched

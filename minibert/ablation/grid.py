@@ -272,19 +272,21 @@ def _in_dependency_order(path: Path, experiments: list[Experiment]) -> list[Expe
     return ordered
 
 
-def check_metrics(grid: Grid, logged: Mapping[str, set[str]]) -> None:
+def check_metrics(grid: Grid, logged: Mapping[str, set[str]], planned: bool = False) -> None:
     """Raise GridError for a metric the grid names (shown, referenced or in a claim) that an experiment's
-    finished runs do not log. `logged` maps experiment names to the keys of their runs' summaries;
-    experiments without finished runs are not checked."""
+    finished runs do not log. `logged` maps experiment names to the keys of their runs' summaries (or, with
+    `planned`, the keys their runs will write: minibert.ablation.preflight); experiments without any are not
+    checked."""
     for where, experiment, metric in grid.metric_refs():
         keys = logged.get(experiment)
         if keys and metric not in keys:
             near = difflib.get_close_matches(metric, sorted(keys), n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
+            verb, then = ("will not log", "Fix the grid: nothing was trained") if planned else (
+                "do not log", "Fix the grid and rebuild with --report-only (finished runs are kept)")  # fmt: skip
             raise GridError(
-                f"{grid.path}: {where} names metric {metric!r}, which the runs of {experiment} do not log; "
-                f"{hint}they log: {', '.join(sorted(k for k in keys if '/' in k or k.endswith('params')))}. "
-                "Fix the grid and rebuild with --report-only (finished runs are kept)"
+                f"{grid.path}: {where} names metric {metric!r}, which the runs of {experiment} {verb}; "
+                f"{hint}they log: {', '.join(sorted(k for k in keys if '/' in k or k.endswith('params')))}. {then}"
             )
 
 

@@ -68,14 +68,36 @@ class FinetuneModule(EncoderModule):
             )
         checkpoint = read_checkpoint(encoder_ckpt) if encoder_ckpt is not None else None
         if checkpoint is not None:
-            pretrained = EncoderConfig(**checkpoint["encoder_config"])
+            try:
+                pretrained = EncoderConfig(**checkpoint["encoder_config"])
+            except (TypeError, ValueError) as err:  # a field this code does not know, or a value it refuses
+                raise ValueError(
+                    f"FinetuneModule.encoder_ckpt={encoder_ckpt!r} holds an encoder_config this code cannot build: "
+                    f"{err}"
+                ) from None
             if encoder is not None and encoder != pretrained:
                 raise ValueError(f"FinetuneModule.encoder={encoder} differs from the checkpoint's {pretrained}")
             encoder = pretrained
-        default = Probe() if regime == "probe" else Grammaticality()
-        super().__init__(objective or default, encoder, lr, weight_decay, warmup_steps, init_seed)
+        objective = objective or (Probe() if regime == "probe" else Grammaticality())
+        if checkpoint is not None:
+            _check_language_fits(encoder, objective, encoder_ckpt)
+        super().__init__(objective, encoder, lr, weight_decay, warmup_steps, init_seed)
         if mode.load_encoder:
             load_encoder_weights(self.encoder, checkpoint)
         if not mode.train_encoder:
             self.encoder.requires_grad_(False)
             self.encoder.eval()  # Lightning restores each submodule's mode after validation, so it stays so
+
+
+def _check_language_fits(pretrained: EncoderConfig, objective: Objective, path: str) -> None:
+    """Refuse, naming the checkpoint, an encoder whose vocabulary or positions (set by its pre-training
+    language) are smaller than the fine-tuning task's language needs."""
+    language = objective.language
+    for name, need in (("vocab_size", language.vocab_size), ("max_len", language.seq_len)):
+        if getattr(pretrained, name) < need:
+            raise ValueError(
+                f"FinetuneModule.encoder_ckpt={path!r} holds an encoder pre-trained with {name}="
+                f"{getattr(pretrained, name)} (from its pre-training language), but the task's language {language!r} "
+                f"needs at least {need}: fine-tune on the language it was pre-trained on (the task's "
+                "`language` setting), or pre-train on this one"
+            )

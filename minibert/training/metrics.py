@@ -101,11 +101,12 @@ class CategoryAccuracy(Metric):
         if not (self.credited > 0 and self.credited == self.total[0]):
             return out
         oracle = self.ceiling / self.total.double()  # the Bayes predictor's accuracy on each category
-        ceiling = torch.where(self.decided, oracle, torch.nan)
+        ceiling, known = oracle, self.decided.clone()
         if self.bounded == self.total[0]:  # where a category's own best predictor is known, it is the ceiling
-            own = torch.cat([ceiling[:1], self.bound / self.total[1:].double()])  # NaN where not known
-            ceiling = torch.where(self.decided, ceiling, own)
-        bound = [(n, c, a) for n, c, a in zip(names, ceiling, acc) if not torch.isnan(c)]
+            own = torch.cat([oracle[:1], self.bound / self.total[1:].double()])  # 0/0 = NaN for an empty category
+            ceiling = torch.where(self.decided, oracle, own)
+            known |= torch.cat([known[:1], ~self.bound.isnan()])  # the bound's sum is NaN where it is not known
+        bound = [(n, c, a) for n, c, a, k in zip(names, ceiling, acc, known) if k]
         out.update({f"ceiling/acc{n}": c.float() for n, c, _ in bound})
         out.update({f"gap/acc{n}": (c - a).float() for n, c, a in bound})
         out.update({f"bayes/acc{n}": o.float() for n, o, d in zip(names, oracle, self.decided) if not d})

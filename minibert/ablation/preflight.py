@@ -1,0 +1,127 @@
+"""Checks before training: every cell a grid is about to train is resolved and built, and what it will log
+is known, before any run is launched (scripts/ablate.py).
+
+A cell is built as its first run would be (LightningCLI parses its config files and overrides, imports its
+plug-ins and instantiates the trainer, model and data) but nothing trains: the untrained model scores one
+small validation batch, which tells the summary keys its runs will write. A fine-tuning cell whose
+pre-training run has not finished loads a stand-in checkpoint of that run's untrained encoder, so a shape
+that does not fit is found here too. Every failure is a GridError naming the cell.
+
+Example:
+    >>> keys = preflight(todo_runs, root, tmp)  # doctest: +SKIP
+    >>> "val/acc" in keys["pretrain/bidirectional"]  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import tempfile
+import warnings
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from minibert.ablation.grid import GridError
+from minibert.ablation.runner import Run
+
+SUMMARY_KEYS = ("step", "wall_time_s", "train/loss", "val/loss")  # besides the metrics and parameter counts
+PROBE_SIZE = 4  # validation sentences the untrained model scores
+
+
+def logged_keys(module) -> set[str]:
+    """The numeric summary keys a run of `module` (an EncoderModule) writes."""
+    objective = module.objective
+    batch = objective.make_batch(np.random.default_rng(0), PROBE_SIZE, "val")
+    with torch.no_grad():
+        graded = objective(module.encoder, batch).graded()
+    keys = {*SUMMARY_KEYS, *module.parameter_counts()}
+    for prefix, metric in zip(module.metric_prefixes, module.val_metrics, strict=True):
+        part = graded[prefix]
+        metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
+        keys |= {f"val/{prefix}{k}" for k in metric.compute()}
+        metric.reset()
+    return keys
+
+
+def _one_line(err: BaseException) -> str:
+    from minibert.training.cli import ConfigError, explain
+
+    line = str(err) if isinstance(err, ConfigError) else explain(err)
+    if "No module named" in line:
+        line += " (a plug-in must be importable: give its folder with --plugins, or put it on PYTHONPATH)"
+    return line
+
+
+def build(run: Run, root: Path, scratch: Path, encoder_ckpt: Path | None):
+    """The cell of `run`, built as LightningCLI builds it for training, writing only under `scratch`."""
+    from minibert.training.cli import MiniBertCLI
+    from minibert.training.fit import QUIET
+
+    args = [*(f"--config={root / c}" for c in run.experiment.configs), f"--seed_everything={run.seed}"]
+    args += [*run.experiment.cli_args(), f"--trainer.default_root_dir={scratch}", "--trainer.logger=false", *QUIET]
+    if encoder_ckpt is not None:
+        args.append(f"--model.init_args.encoder_ckpt={encoder_ckpt}")
+    with warnings.catch_warnings(), _quiet():  # this process's sys.argv is ablate.py's, not the cell's: the point
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter is intended")
+        return MiniBertCLI(args=args, run=False)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Lightning's per-trainer info lines ("Seed set to 0", "GPU available: ..."), once per cell, left out."""
+    loggers = [
+        logging.getLogger(n) for n in ("lightning.fabric.utilities.seed", "lightning.pytorch.utilities.rank_zero")
+    ]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
+    """Build the first run of every experiment among `runs` (upstream first); return experiment -> the keys
+    its runs will log. GridError naming the cell (and the field, where the error names one) on any failure."""
+    firsts: dict[str, Run] = {}
+    for r in sorted(runs, key=lambda r: r.seed):
+        firsts.setdefault(r.experiment.name, r)
+    keys: dict[str, set[str]] = {}
+    stand_ins: dict[str, Path] = {}
+    with tempfile.TemporaryDirectory(prefix="minibert-preflight-") as tmp:
+        for name, run in sorted(firsts.items(), key=lambda kv: _depth(kv[1])):
+            try:
+                ckpt = None
+                if (up := run.upstream) is not None:
+                    ckpt = up.path(up.summary()["checkpoint"]) if up.done else stand_ins.get(up.experiment.name)
+                    if ckpt is None:  # not trained here, not finished: the stand-in of its untrained encoder
+                        ckpt = stand_ins[up.experiment.name] = _stand_in(
+                            build(up, root, Path(tmp) / "up", None), tmp, up
+                        )
+                cli = build(run, root, Path(tmp) / name, ckpt)
+                keys[name] = logged_keys(cli.model)
+                stand_ins.setdefault(name, _stand_in(cli, tmp, run))
+            except Exception as err:  # anything: the cell cannot be built as written
+                line = _one_line(err)
+                if run.upstream is not None and ckpt is not None:
+                    line = line.replace(repr(str(ckpt)), f"<the checkpoint of {run.upstream.experiment.name}>")
+                raise GridError(f"cell {name}: {line}") from err
+    return keys
+
+
+def _stand_in(cli, tmp: str, run: Run) -> Path:
+    """A checkpoint of the cell's untrained encoder, for the cells that fine-tune it."""
+    path = Path(tmp) / f"{run.experiment.name.replace('/', '_')}-stand-in.ckpt"
+    torch.save({"state_dict": cli.model.state_dict(), "encoder_config": asdict(cli.model.encoder_config)}, path)
+    return path
+
+
+def _depth(run: Run) -> int:
+    return 0 if run.upstream is None else 1 + _depth(run.upstream)
