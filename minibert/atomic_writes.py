@@ -38,6 +38,11 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as err:  # a full disk says "No space left on device" without a file: name the one it was
+        Path(tmp).unlink(missing_ok=True)
+        if err.filename is None:
+            raise type(err)(err.errno, err.strerror or str(err), str(path)) from err
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -51,7 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--grid", default="configs/ablations/default.yaml", help="grid file (relative to the repo)")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=int, default=3, help="run seeds 0..N-1 (default 3)")
+    seeds.add_argument(
+        "--seeds", type=int, help="run seeds 0..N-1 (default 3; with --report-only, the seeds of the runs in --out)"
+    )
     seeds.add_argument("--seed-list", help="comma-separated seeds, e.g. 0,1,7")
     p.add_argument("--only", help="comma-separated globs on experiment names, e.g. 'pretrain/*,finetune/full'")
     p.add_argument("--out", default="results", help="where results (and runs/) go (default results/)")
@@ -88,7 +91,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"--seed-list={args.seed_list!r}: give comma-separated integers, e.g. 0,1,2")
         if not args.seed_list:
             p.error("--seed-list is empty")
-    elif args.seeds < 1:
+    elif args.seeds is not None and args.seeds < 1:
         p.error(f"--seeds={args.seeds}: must be at least 1")
     if args.seed_list is not None and any(s < 0 or s > 2**32 - 1 for s in args.seed_list):
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
@@ -146,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
     use_plugins(args.plugins)
+    if args.executor == "slurm" and not args.report_only and shutil.which("sbatch") is None:
+        print("ablate.py: error: --executor slurm needs SLURM, and this machine has none (no sbatch on PATH): run "
+              "on the cluster's login node, or use --executor local", file=sys.stderr)  # fmt: skip
+        return EXIT_ENVIRONMENT
     out = Path(args.out).resolve()
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)
@@ -186,7 +193,12 @@ def logged_metrics(runs) -> dict[str, set[str]]:
 
 
 def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
-    seeds = args.seed_list or list(range(args.seeds))
+    if args.seed_list:
+        seeds = args.seed_list
+    elif args.seeds is None and args.report_only:  # the report of what is there, however many seeds that is
+        seeds = sorted(seeds_on_disk(out, [e.name for e in experiments])) or list(range(3))
+    else:
+        seeds = list(range(args.seeds or 3))
     # the report covers every finished run of the grid in --out, whatever seeds this invocation runs
     everything = plan(list(grid.experiments), sorted(set(seeds) | seeds_on_disk(out, grid.names)), out, ROOT)
     runs = [r for r in everything if r.experiment in experiments and r.seed in seeds]  # --only, --seeds: what runs
@@ -194,7 +206,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     for stale in out.glob(".*.tmp"):  # a report file a killed invocation was writing (see files.write_atomic)
         stale.unlink()
 
-    failed = []
+    failed, machine = [], []
     trained = 0
     if not args.report_only:
         todo = triage(runs, force=args.force, reuse_stale=args.reuse_stale)
@@ -225,6 +237,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         failed, trained = outcome.failed, len(outcome.finished)
         for run, reason in failed:
             print(f"run failed: {run.label}: {reason}", file=sys.stderr)
+        machine = outcome.machine
 
     done = [r for r in runs if r.done]
     finished = [r for r in everything if r.done]
@@ -248,6 +261,13 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
+    if machine:  # the machine's fault, not the runs': say so last, in one line, with the environment's status
+        first = machine[0]
+        where = f" {first.filename!r}" if first.filename else ""
+        print(f"ablate.py: error: {len(machine)} runs could not write{where}: {first.strerror or first}. Free space "
+              "or fix the folder's permissions, or give another --out; finished runs are kept, so the same "
+              "command continues", file=sys.stderr)  # fmt: skip
+        return EXIT_ENVIRONMENT
     return 1 if failed or len(done) < len(runs) else 0
 
 

@@ -388,3 +388,41 @@ def test_a_cell_that_cannot_be_built_stops_the_grid_before_anything_trains(tmp_p
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("ablate.py: error: ") and all(f in line for f in fragments), line
     assert not list((tmp_path / "out").glob("runs/*/*/run.log"))  # nothing was launched
+
+
+def test_report_only_without_seeds_reports_the_seeds_in_out(finished):
+    grid, out = finished
+    result = ablate("--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--report-only")
+    assert result.returncode == 0, result.stderr
+    assert "have no result" not in result.stderr
+    assert "seeds: 0, 1;" in (out / "ablation.md").read_text()
+
+
+FULL_DISK = '''import errno
+
+import lightning as L
+
+
+class FullDisk(L.Callback):
+    """Fails the run as a full disk would, when training starts."""
+
+    def on_train_start(self, trainer, pl_module):
+        raise OSError(errno.ENOSPC, "No space left on device", "/the/full/disk/last.ckpt")
+'''
+
+
+def test_a_run_the_machine_cannot_write_ends_the_grid_with_status_3_naming_the_file(tmp_path):
+    (tmp_path / "full_disk.py").write_text(FULL_DISK)
+    layer = tmp_path / "full.yaml"
+    layer.write_text("trainer:\n  callbacks:\n    - class_path: full_disk.FullDisk\n")
+    grid = tmp_path / "grid.yaml"
+    cells = [{"name": "pretrain/ok", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"], "overrides": TINY},
+             {"name": "pretrain/full", "job_type": "pretrain", "configs": ["configs/pretrain.yaml", str(layer)],
+              "overrides": TINY}]  # fmt: skip
+    grid.write_text(yaml.safe_dump({"experiments": cells}))
+    out = tmp_path / "out"
+    result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "1", "--plugins", str(tmp_path))
+    assert result.returncode == 3, result.stderr[-2000:]
+    line = result.stderr.strip().splitlines()[-1]
+    assert "1 runs could not write '/the/full/disk/last.ckpt': No space left on device" in line, line
+    assert (out / "ablation.md").is_file() and len(list(out.glob(RUN_SUMMARIES))) == 1  # the rest is kept

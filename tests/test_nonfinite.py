@@ -11,7 +11,7 @@ from minibert.model import Encoder
 from minibert.objectives import MaskedLM, Scored
 from minibert.objectives.base import Batch
 from minibert.training.cli import main
-from tests.clirun import QUIET
+from tests.clirun import QUIET, run_fit
 
 
 class PoisonedMLM(MaskedLM):
@@ -35,7 +35,7 @@ class PoisonedMLM(MaskedLM):
         return out
 
 
-def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path):
+def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path, capsys):
     poisoned = f"--model.init_args.objective.class_path={PoisonedMLM.__module__}.PoisonedMLM"  # this very class
     args = [
         "fit",
@@ -51,13 +51,24 @@ def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with pytest.raises(FloatingPointError) as raised:
+        with pytest.raises(SystemExit) as raised:
             main(args)
     finally:
         torch.set_num_threads(threads)
-    message = str(raised.value)
+    assert raised.value.code == 2  # bad input, said in one line, no traceback
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert message.startswith("error: ") and "model.init_args.lr" in message
     losses = PoisonedMLM.latest.losses
     assert len(losses) == 8 and math.isnan(losses[7]), "the run stopped at the first NaN, not later"
     assert "non-finite training loss nan at step 7" in message
     assert f"last finite loss {losses[6]:.4f}" in message  # that of step 6, as the objective computed it
     assert not list(tmp_path.glob("**/summary.json")), "a run stopped by a NaN must not look finished"
+
+
+def test_a_learning_rate_that_diverges_is_one_line_with_status_2_not_a_traceback(tmp_path):
+    result = run_fit(*QUIET, "-c", "configs/pretrain.yaml", "--model.init_args.lr=1e12", "--trainer.max_steps=20",
+                     "--data.val_size=100", f"--trainer.default_root_dir={tmp_path}")  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: non-finite training loss") and "model.init_args.lr" in line, line

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
+import pytest
 import torch
+import yaml
 import torch.nn.functional as F
 from torch import nn
 
 from minibert.languages import MASK_ID, BracketPairs, Language
 from minibert.model import EncoderConfig
-from minibert.objectives import Objective, Scored
+from minibert.masking import MaskingRecipe
+from minibert.objectives import MaskedLM, Objective, Scored
 from minibert.training.fit import fit
 
 
@@ -54,3 +60,31 @@ def test_an_objective_defined_outside_the_package_trains_from_yaml(tmp_path):
     assert summary["params"] == 27122 - (32 * 18 + 18) + (32 * 8 + 8)
     # and it learned: chance is 1/8, the answer is one attention hop away
     assert summary["val/acc"] > 0.5
+
+
+@dataclass(frozen=True)
+class WholePair(MaskingRecipe):
+    """A recipe outside the package: a picked bracket takes its partner with it."""
+
+    def apply(self, ids, rng, language):
+        picked = language.is_content(ids) & (rng.random(ids.shape) < self.p_pick)
+        picked |= np.take_along_axis(picked, language.partner(ids), axis=1)
+        return self.treat(ids, picked, rng.random(ids.shape), rng, language)
+
+
+def test_a_masking_recipe_plugged_into_the_stock_mlm_trains_and_is_kept_in_the_saved_config(tmp_path):
+    path = f"{WholePair.__module__}.WholePair"
+    summary = fit(["configs/pretrain.yaml"], [f"--model.init_args.objective.init_args.masking.class_path={path}",
+                  "--trainer.max_steps=2", "--data.val_size=100"], root_dir=tmp_path)  # fmt: skip
+    saved = yaml.safe_load((Path(summary["log_dir"]) / "config.yaml").read_text())
+    assert saved["model"]["init_args"]["objective"]["init_args"]["masking"]["class_path"] == path
+    mlm = MaskedLM(masking=WholePair())
+    batch = mlm.make_batch(np.random.default_rng(0), 64, "train")
+    picked = (batch["labels"] != -100).numpy()
+    partner = mlm.language.partner(batch["labels"].where(batch["labels"] != -100, batch["inputs"]).numpy())
+    assert picked.any() and (picked == np.take_along_axis(picked, partner, axis=1)).all()  # whole pairs only
+
+
+def test_a_recipe_that_picks_its_own_way_cannot_grade_the_oracle_questions():
+    with pytest.raises(ValueError, match=r"^MaskedLM\.eval_masking=WholePair is not allowed: it picks positions"):
+        MaskedLM(eval_masking=WholePair())

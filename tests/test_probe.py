@@ -44,6 +44,10 @@ def test_all_layers_ends_with_the_default_output_and_starts_with_the_embeddings(
 def test_features_equal_a_brute_force_reading_of_the_hidden_states(layer, concat, pooling):
     encoder = small_encoder()
     probe = Probe(layer=layer, concat=concat, pooling=pooling)
+    if pooling == "cls" and layer % 4 == 0:  # a constant row: refused (next test)
+        with pytest.raises(ValueError, match="same for every sentence"):
+            probe.build(encoder.config)
+        return
     probe.build(encoder.config)
     ids = torch.from_numpy(probe.language.sample(np.random.default_rng(0), 6))
     states = [s.detach().numpy() for s in encoder(ids, all_layers=True)]
@@ -55,13 +59,17 @@ def test_features_equal_a_brute_force_reading_of_the_hidden_states(layer, concat
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
 
 
-def test_embeddings_cls_row_is_a_constant_so_that_probe_cannot_beat_chance():
-    encoder = small_encoder()
-    probe = Probe(layer=0, pooling="cls")
-    probe.build(encoder.config)
-    batch = probe.make_batch(np.random.default_rng(0), 64, "val")
-    features = probe.features(encoder, batch["inputs"])
-    assert torch.equal(features, features[:1].expand_as(features))
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_cls_row_that_is_one_constant_is_refused_rather_than_probed_at_chance(causal):
+    encoder = small_encoder(causal=causal)
+    ids = torch.from_numpy(Probe().language.sample(np.random.default_rng(0), 64))
+    states = encoder(ids, all_layers=True)
+    constant = [i for i, s in enumerate(states) if torch.equal(s[:, 0], s[:1, 0].expand_as(s[:, 0]))]
+    assert constant == (list(range(len(states))) if causal else [0])  # the embeddings always; every layer if causal
+    for layer in constant:
+        with pytest.raises(ValueError, match=r"^Probe\.pooling='cls' is not allowed at layer=.*use 'last'"):
+            Probe(layer=layer, pooling="cls").build(encoder.config)
+    Probe(layer=-1, pooling="last").build(encoder.config)  # the row a causal encoder lets see the sentence
 
 
 def test_mean_of_the_embeddings_is_blind_to_every_dyck_spoil():

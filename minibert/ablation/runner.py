@@ -14,6 +14,7 @@ folder can be moved.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -233,11 +234,16 @@ def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> T
     return out
 
 
+# what an OSError's errno says about the machine rather than the run: nothing a rerun of the same grid fixes
+MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
 @dataclass
 class Outcome:
     finished: list[Run]
     skipped: list[Run]  # reused: finished before this invocation
     failed: list[tuple[Run, str]]  # run and the reason (with its log path)
+    machine: list[OSError] = field(default_factory=list)  # failures that were the machine's (MACHINE_ERRNOS)
 
 
 def run_all(
@@ -283,6 +289,8 @@ def run_all(
                 executor.result(job)
             except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (training.preemption)
                 failed_keys.add(r.key)
+                if isinstance(err, OSError) and err.errno in MACHINE_ERRNOS:
+                    outcome.machine.append(err)
                 reason = "".join(traceback.format_exception_only(type(err), err)).strip()
                 outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))
                 on_progress(r, "failed")

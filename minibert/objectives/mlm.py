@@ -42,6 +42,13 @@ class MaskedLM(Objective):
         language: Language | None = None,
     ):
         super().__init__()
+        picks_its_own_way = type(eval_masking).apply is not MaskingRecipe.apply
+        if picks_its_own_way and type(eval_masking).emissions is MaskingRecipe.emissions:
+            raise ValueError(
+                f"MaskedLM.eval_masking={type(eval_masking).__name__} is not allowed: it picks positions its own way, "
+                "and the oracle's likelihoods (MaskingRecipe.emissions) assume BERT's independent positions; grade on "
+                "a MaskingRecipe (train on any recipe with `masking`), or give the recipe its own `emissions`"
+            )
         self.masking, self.eval_masking = masking, eval_masking
         self.language = language or BracketPairs()
         self.categories = mlm_categories(self.language)

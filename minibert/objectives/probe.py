@@ -64,6 +64,13 @@ class Probe(Grammaticality):
                 f"Probe.concat={self.concat} is not allowed with layer={self.layer}: "
                 f"only {self.top + 1} layers end there (the embeddings included)"
             )
+        if self.pooling == "cls" and (config.causal or self.top == 0):  # the row would be one constant vector
+            where = "a causal encoder's [CLS] row sees only [CLS]" if config.causal else "the embeddings' [CLS] row"
+            raise ValueError(
+                f"Probe.pooling='cls' is not allowed at layer={self.layer} here: {where}, so it is the same for every "
+                "sentence and the probe sits at chance by construction; use 'last' (the row that has seen the whole "
+                "sentence), 'mean' or 'max'"
+            )
         self.head = nn.Linear(self.concat * config.width, 2)  # the only parameters drawn: as Grammaticality's head
         self.segmented = config.segments > 0
 

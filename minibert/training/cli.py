@@ -23,8 +23,9 @@
   (143 for SIGTERM), see minibert.training.preemption.
 - A bad setting stops the run before training with one line naming the setting, its value and what is
   allowed (`ConfigError`; `python -m minibert` prints it as `error: ...` and exits with status 2; set
-  `JSONARGPARSE_DEBUG=1` for the full traceback). A file the run cannot read or write (read-only folder,
-  full disk) is one line too, with status 3.
+  `JSONARGPARSE_DEBUG=1` for the full traceback). A run whose loss stops being finite (a learning rate far too
+  high) stops there with one line and status 2. A file the run cannot read or write (read-only folder, full
+  disk) is one line too, with status 3.
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import yaml
-from jsonargparse import Namespace
+from jsonargparse import Namespace, set_parsing_settings
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.plugins.io import CheckpointIO
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
+from minibert.masking import MaskingRecipe
 from minibert.training.callbacks import RunSummary, SaveAndLogConfig
 from minibert.training.checkpoints import (
     AtomicCheckpointIO,
@@ -60,6 +62,11 @@ from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
 from minibert.training.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
+
+# A masking recipe is a frozen dataclass, which jsonargparse reads field by field and, by default, never as a
+# subclass; a plug-in recipe (a MaskingRecipe subclass named by class_path) must be accepted, and kept in the
+# saved config under its own class path.
+set_parsing_settings(subclasses_enabled=[MaskingRecipe])
 
 EXIT_BAD_INPUT = 2  # a setting or a file given by the user
 EXIT_ENVIRONMENT = 3  # the machine: a folder that cannot be written, a full disk
@@ -355,6 +362,11 @@ def main(args=None) -> None:
     except AlreadyFinished as err:
         print(f"minibert: {err}", file=sys.stderr)
         sys.exit(0)
+    except FloatingPointError as err:  # the settings diverge (EncoderModule.training_step): bad input, said once
+        if os.environ.get("JSONARGPARSE_DEBUG"):
+            raise
+        print(f"error: {err} (a learning rate too high for this model? see model.init_args.lr)", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
     except OSError as err:
         if os.environ.get("JSONARGPARSE_DEBUG"):
             raise
