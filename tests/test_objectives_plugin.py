@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 import torch.nn.functional as F
+import yaml
 from torch import nn
 
 from minibert.languages import MASK_ID, BracketPairs, Language
-from minibert.model import EncoderConfig
 from minibert.masking import MaskingRecipe
+from minibert.model import EncoderConfig
 from minibert.objectives import MaskedLM, Objective, Scored
 from minibert.training.fit import fit
 
