@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from minibert.training.cli import main
 from tests.clirun import QUIET, run_fit
@@ -248,3 +249,14 @@ def test_real_cli_prints_one_clear_line(tmp_path):
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and all(f in last for f in fragments), last
+
+
+def test_a_number_given_as_quoted_text_in_yaml_is_named_as_text(tmp_path, capsys):
+    layer = tmp_path / "quoted.yaml"
+    language = {"class_path": "minibert.languages.Dyck", "init_args": {"kinds": '"4"'}}
+    layer.write_text(yaml.safe_dump({"model": {"init_args": {"objective": {"init_args": {"language": language}}}}}))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", *PRETRAIN, "-c", str(layer), *TINY, f"--trainer.default_root_dir={tmp_path}"])
+    assert exit_info.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "kinds: Expected a <class 'int'>. Got the text \"4\" (quoted, so a string)" in line

@@ -102,11 +102,28 @@ def explain(err: BaseException) -> str:
             break
         err = nxt
     message = " ".join(str(err).split()) or type(err).__name__  # jsonargparse messages span lines
+    message = _quoted_number(message)
     if isinstance(err, KeyError) and owner is not None:
         module, _, name = owner.rpartition(".")
         accepted = inspect.signature(getattr(importlib.import_module(module), name)).parameters
         message += f"; {name} accepts: {', '.join(accepted)}"
     return f"{' > '.join(where)}: {message}" if where else message
+
+
+def _quoted_number(message: str) -> str:
+    """jsonargparse says "Expected a <class 'int'>. Got value: 4" for the text '"4"' (it shows the text without
+    its quotes): when the value shown is a valid number of the expected type, say it was given as text."""
+    found = re.search(r"Expected a <class '(int|float)'>\. Got value: (\S+)$", message)
+    if found is None:
+        return message
+    kind, shown = found.groups()
+    try:
+        (int if kind == "int" else float)(shown.strip('"'))
+    except ValueError:
+        return message
+    text = shown.strip('"')
+    fixed = f"Expected a <class '{kind}'>. Got the text \"{text}\" (quoted, so a string): write it as a plain number"
+    return message[: found.start()] + fixed
 
 
 def _check_yaml_files(args: Sequence[str]) -> None:
@@ -313,8 +330,10 @@ class MiniBertCLI(LightningCLI):
     def instantiate_classes(self) -> None:
         with _config_errors():
             super().instantiate_classes()
-            if self._checkpoint is not None:
-                self.model.check_checkpoint(self._checkpoint)  # a resume of another shape fails here, not in torch
+            if self._checkpoint is not None:  # a resume of another shape fails here, not in torch
+                self.model.check_checkpoint(
+                    self._checkpoint, where=f"ckpt_path={self._subcommand_config().ckpt_path!r}"
+                )
                 check_same_module(self._checkpoint, self.model)
                 self._checkpoint = None
 

@@ -136,13 +136,14 @@ class EncoderModule(L.LightningModule):
         # plain types, so that a checkpoint loads with torch.load(weights_only=True)
         checkpoint["encoder_config"] = asdict(self.encoder_config)
 
-    def check_checkpoint(self, checkpoint: dict) -> None:
-        """Raise ValueError, naming the fields, if `checkpoint` holds an encoder of another shape."""
+    def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
+        """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
+        another shape."""
         saved, here = checkpoint.get("encoder_config"), asdict(self.encoder_config)
         if saved is not None and saved != here:
             differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
             raise ValueError(
-                f"ckpt_path holds an encoder of another shape ({differ}): "
+                f"{where} holds an encoder of another shape ({differ}): "
                 "resume with the EncoderConfig it was trained with"
             )
 
