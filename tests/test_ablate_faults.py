@@ -4,6 +4,7 @@ results, mistyped grids, unwritable folders, and submitit's local backend."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -426,3 +427,14 @@ def test_a_run_the_machine_cannot_write_ends_the_grid_with_status_3_naming_the_f
     line = result.stderr.strip().splitlines()[-1]
     assert "1 runs could not write '/the/full/disk/last.ckpt': No space left on device" in line, line
     assert (out / "ablation.md").is_file() and len(list(out.glob(RUN_SUMMARIES))) == 1  # the rest is kept
+
+
+def test_executor_slurm_without_slurm_is_one_line_with_status_3_before_anything_starts(tmp_path):
+    grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                 if not (Path(p) / "sbatch").exists())}  # fmt: skip
+    result = ablate("--grid", str(grid), "--out", str(out), "--executor", "slurm", env=env)
+    assert result.returncode == 3, result.stderr[-2000:]
+    line = result.stderr.strip()
+    assert "\n" not in line and "needs SLURM" in line and "no sbatch on PATH" in line, line
+    assert not out.exists()

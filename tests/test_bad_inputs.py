@@ -149,7 +149,19 @@ def file_cases(tmp_path: Path, checkpoint: Path) -> dict[str, tuple[list, list[s
     foreign = tmp_path / "foreign.ckpt"
     torch.save({"state_dict": {}}, foreign)
     missing = tmp_path / "missing.ckpt"
+    saved = torch.load(checkpoint, weights_only=True)
+    unknown_field, bad_norm = tmp_path / "unknown_field.ckpt", tmp_path / "bad_norm.ckpt"
+    torch.save({**saved, "encoder_config": {**saved["encoder_config"], "depth": 4}}, unknown_field)
+    torch.save({**saved, "encoder_config": {**saved["encoder_config"], "norm": "middle"}}, bad_norm)
     return {
+        "encoder_ckpt with an unknown encoder_config field": (
+            [*FINETUNE, f"--model.init_args.encoder_ckpt={unknown_field}"],
+            ["encoder_ckpt", str(unknown_field), "encoder_config this code cannot build", "depth"],
+        ),
+        "encoder_ckpt with a bad norm": (
+            [*FINETUNE, f"--model.init_args.encoder_ckpt={bad_norm}"],
+            ["encoder_ckpt", str(bad_norm), "encoder_config this code cannot build", "middle"],
+        ),
         "malformed yaml": ([*PRETRAIN, "-c", malformed], [str(malformed), "not valid YAML", "line 3"]),
         "unknown yaml key": ([*PRETRAIN, "-c", unknown], ["trainer.max_step", "does not accept"]),
         "missing config": ([*PRETRAIN, "-c", tmp_path / "nope.yaml"], ["config", "nope.yaml", "does not exist"]),
@@ -188,6 +200,8 @@ FILE_CASES = [
     "encoder_ckpt missing",
     "encoder_ckpt truncated",
     "encoder_ckpt of another shape",
+    "encoder_ckpt with an unknown encoder_config field",
+    "encoder_ckpt with a bad norm",
 ]
 
 

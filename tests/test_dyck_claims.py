@@ -57,3 +57,9 @@ def test_the_gap_report_shows_the_runs_own_figures_with_the_reports_intervals(dy
     assert f"| {difference_interval(bayes, far, None, None).percent()} † |" in row  # a reference, marked
     assert "gap/" not in text and (dyck_grid.out / "gap_curves.png").stat().st_size > 10_000
     assert (dyck_grid.out / "gap_by_distance.png").stat().st_size > 10_000
+
+
+def test_the_gap_report_says_when_it_has_fewer_seeds_than_asked(dyck_grid, scripts, capsys):
+    assert scripts("gap_report").main(["--grid", "configs/ablations/dyck.yaml", "--out", str(dyck_grid.out),
+                                       "--seeds", "4"]) == 0  # fmt: skip
+    assert "warning: fewer than 4 finished seeds for dyck/pretrain/mlm" in capsys.readouterr().err

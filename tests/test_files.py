@@ -1,5 +1,6 @@
 """Atomic writes give files the mode a plain `open()` would: 0666 less the process's umask."""
 
+import errno
 import os
 import stat
 
@@ -24,3 +25,14 @@ def test_written_files_respect_the_umask(tmp_path, umask):
     for name in ("a.txt", "b.json"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name
     assert (tmp_path / "a.txt").read_text() == "x"
+
+
+def test_a_write_the_disk_refuses_names_the_file_it_was_writing(tmp_path, monkeypatch):
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as the kernel says it: no file
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as err:
+        write_atomic(tmp_path / "report.md", "x")
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(tmp_path / "report.md")
+    assert not list(tmp_path.iterdir())  # no temporary left behind

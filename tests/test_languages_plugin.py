@@ -45,3 +45,28 @@ def test_it_pretrains_and_finetunes_by_class_path(tmp_path):
     assert pre["val/ceiling/acc"] > 0 and pre["val/gap/acc"] == pytest.approx(pre["val/ceiling/acc"] - pre["val/acc"])
     tuned = fit(["configs/finetune.yaml"], [*tiny, "--model.init_args.regime=no_pretrain"], root_dir=tmp_path / "ft")
     assert tuned["val/ceiling/acc"] == 1.0 and "val/acc_grammatical" in tuned
+
+
+def test_a_language_without_partners_gets_no_partner_categories_and_keeps_its_own():
+    from minibert.masking import MaskingRecipe, categories
+    from minibert.objectives import MaskedLM
+
+    class Unpaired(Copy):
+        shared_categories = ("opener", "closer")  # its "partner" is only a copy position: not a bracket's
+
+    lang = Unpaired()
+    mlm = MaskedLM(language=lang)
+    assert mlm.categories == ("opener", "closer", "kind_mask", "kind_random", "kind_kept")
+    rng = np.random.default_rng(0)
+    ids = lang.sample(rng, 50)
+    masked = MaskingRecipe().apply(ids, rng, lang)
+    cats = categories(lang, ids, masked.labels, masked.kind)
+    assert cats.shape == (50, lang.seq_len, 5)
+    picked = masked.labels != -100
+    assert (cats[..., 0] == (lang.is_opener(ids) & picked)).all() and (cats[..., 4] == (masked.kind == 3)).all()
+
+    class Odd(Copy):
+        shared_categories = ("opener", "sideways")
+
+    with pytest.raises(ValueError, match=r"shared_categories names \['sideways'\]"):
+        MaskedLM(language=Odd())
