@@ -125,6 +125,17 @@ def use_plugins(folders: list[str]) -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([*resolved, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
+def check_cells(executor, runs) -> dict[str, set[str]]:
+    """minibert.ablation.preflight on the cells of `runs`: in a local worker, which then trains with its
+    imports and parser already warm, or here for submitit (a cluster job would wait in the queue)."""
+    print(f"checking the {len({r.experiment.name for r in runs})} cells to train...", file=sys.stderr)
+    if not isinstance(executor, LocalPool):
+        return preflight(runs, ROOT)
+    job = executor.submit(preflight, runs, ROOT)
+    executor.wait([job])
+    return executor.result(job)
+
+
 def make_executor(args: argparse.Namespace, out: Path):
     if args.executor == "local":
         return LocalPool(args.workers)
@@ -212,12 +223,12 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         todo = triage(runs, force=args.force, reuse_stale=args.reuse_stale)
         for note in todo.notes:
             print(note, file=sys.stderr)
-        if todo.todo:  # every cell about to train is built first, and what it will log checked: nothing launched
-            print(f"checking the {len({r.experiment.name for r in todo.todo})} cells to train...", file=sys.stderr)
-            check_metrics(grid, preflight(todo.todo, ROOT), planned=True)
-        bar = tqdm(total=len(runs), unit="run", desc="ablation", dynamic_ncols=True)
+        bars: list[tqdm] = []  # drawn from the first run on, after the cells were checked
 
         def progress(run, status):
+            if not bars:
+                bars.append(tqdm(total=len(runs), unit="run", desc="ablation", dynamic_ncols=True))
+            bar = bars[0]
             bar.update(1)
             bar.set_postfix_str(f"{status}: {run.label}")
             if status == "failed":
@@ -226,14 +237,18 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             with make_executor(args, out) as executor:  # leaving it cancels what has not finished
+                if todo.todo:  # every cell about to train is built, and what it will log checked, before any run
+                    check_metrics(grid, check_cells(executor, todo.todo), planned=True)
                 outcome = run_all(todo, ROOT, executor, args.logger, progress, grid=Path(args.grid).stem)
         except (KeyboardInterrupt, Interrupted) as err:
-            bar.close()
+            for bar in bars:
+                bar.close()
             print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)
             os._exit(128 + getattr(err, "signum", signal.SIGINT))  # local workers die with us (PR_SET_PDEATHSIG)
         finally:
             signal.signal(signal.SIGTERM, previous)
-        bar.close()
+        for bar in bars:
+            bar.close()
         failed, trained = outcome.failed, len(outcome.finished)
         for run, reason in failed:
             print(f"run failed: {run.label}: {reason}", file=sys.stderr)
