@@ -132,6 +132,20 @@ class MaskingRecipe:
         return context, by_kind
 
 
+def check_gradable(recipe: MaskingRecipe, where: str, what: str, instead: str) -> None:
+    """Refuse, as `where`, a recipe whose questions the exact oracle cannot grade: one that picks positions its
+    own way (`apply`) or states its emissions its own way (`likelihoods`) without giving `emissions`, the
+    oracle's likelihoods, which otherwise assume BERT's independent positions. `what`: whose questions;
+    `instead`: what to do."""
+    cls = type(recipe)
+    own_way = cls.apply is not MaskingRecipe.apply or cls.likelihoods is not MaskingRecipe.likelihoods
+    if own_way and cls.emissions is MaskingRecipe.emissions:
+        raise ValueError(
+            f"{where}={cls.__name__} is not allowed: it picks positions its own way, and the exact oracle that "
+            f"grades {what} assumes BERT's independent positions (MaskingRecipe.emissions); {instead}"
+        )
+
+
 def mlm_categories(language: Language) -> tuple[str, ...]:
     """The names `categories` returns columns for: the language's shared ones, the recipe's, its own."""
     if unknown := [c for c in language.shared_categories if c not in SHARED_CATEGORIES]:

@@ -53,9 +53,17 @@ def tie_credit(posterior: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def posterior(language: Language, recipe: MaskingRecipe, inputs: np.ndarray, causal: bool) -> np.ndarray:
     """(B, T) corrupted sentences -> (B, T, V): P(true token | inputs, position picked) at every position."""
-    context, graded = recipe.likelihoods(inputs, language)
-    weights = language.cavity(context, causal=causal) * graded
-    return weights / np.maximum(weights.sum(-1, keepdims=True), np.finfo(np.float64).tiny)
+    cavity, _, emission = _parts(language, recipe, inputs, causal)
+    weights = cavity * emission
+    return weights / np.maximum(weights.sum(-1, keepdims=True), _TINY)
+
+
+def _parts(language: Language, recipe: MaskingRecipe, inputs: np.ndarray, causal: bool):
+    """(cavity, the graded emission by fate, the graded emission), (B, T, V) each: the posterior is the
+    cavity times the emission, the joint with a fate the cavity times that fate's share."""
+    context, by_kind = recipe.emissions(inputs, language)
+    emission = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]  # = likelihoods' graded
+    return language.cavity(context, causal=causal), by_kind, emission
 
 
 def _cached(key_parts: tuple, arrays: tuple[np.ndarray, ...], compute):
@@ -116,9 +124,8 @@ def _grade(language, recipe, inputs, labels, causal, categories) -> tuple[np.nda
     best = np.zeros((*labels.shape, len(categories)), dtype=np.float64)
     if not graded.any():
         return credit, best
-    context, by_kind = recipe.emissions(inputs, language)
-    emission = by_kind["kind_mask"] + by_kind["kind_random"] + by_kind["kind_kept"]  # = likelihoods' graded
-    cavity = language.cavity(context, causal=causal)[graded]  # (N, V)
+    cavity, by_kind, emission = _parts(language, recipe, inputs, causal)
+    cavity = cavity[graded]  # (N, V)
     weights = cavity * emission[graded]  # (N, V): the unnormalised posterior
     truth = labels[graded]
     credit[graded] = tie_credit(weights / np.maximum(weights.sum(-1, keepdims=True), _TINY), truth)
@@ -135,7 +142,7 @@ def _grade(language, recipe, inputs, labels, causal, categories) -> tuple[np.nda
 
 def rows_per_pass(language: Language, seq_len: int) -> int:
     """Sentences graded together, at least one: a pass holds about ten (rows, T, V) float64 arrays, and they
-    get a tenth of the language's oracle budget (`oracle_memory_gb`; the cavity's own pass takes the rest)."""
+    get a tenth of the language's oracle budget (`oracle_memory_gb`; the cavity's passes take 80% of it)."""
     budget = getattr(language, "oracle_memory_gb", 2.0) * 1e9 / 10
     return max(1, int(budget // (seq_len * language.vocab_size * 8 * 10)))
 

@@ -75,21 +75,23 @@ def gap_tables(boards: list[Board]) -> list[str]:
 def distance_figure(boards: list[Board], path: Path) -> bool:
     """Gap (or reference difference) by partner-distance bucket, where the runs logged those buckets."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn = False
+    drawn, bounded = False, False
     for b in boards:
         bins = sorted((c for c in b.categories if accuracies.family(c) == "distance"), key=accuracies.sort_key)
         if not bins:
             continue
         ivs = [b.categories[c].gap_interval() if b.categories[c].ceiling else b.categories[c].reference_interval()
                for c in bins]  # fmt: skip
+        bounded |= any(b.categories[c].ceiling for c in bins)
         means = [100 * iv.mean for iv in ivs]
         err = [[100 * (iv.mean - iv.lo) for iv in ivs], [100 * (iv.hi - iv.mean) for iv in ivs]]
         ax.errorbar([accuracies.label(c, short=True) for c in bins], means, yerr=err, marker="o", capsize=3,
                     label=b.short)  # fmt: skip
         drawn = True
     if drawn:
-        save(fig, ax, "distance to the partner bracket (tokens)",
-             "Bayes predictor minus accuracy (a reference, not a bound), by partner distance", path)  # fmt: skip
+        what = ("ceiling (or, where none is known, the Bayes predictor) minus accuracy" if bounded else
+                "Bayes predictor minus accuracy (a reference, not a bound)")  # fmt: skip
+        save(fig, ax, "distance to the partner bracket (tokens)", f"{what}, by partner distance", path)
     plt.close(fig)
     return drawn
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from minibert.languages import BracketPairs
 from minibert.masking import MLM_CATEGORIES, MaskingRecipe, categories
-from minibert.objectives import Board, MaskedLM, NextSentence
+from minibert.objectives import MaskedLM, NextSentence, Scoreboard
 from minibert.training.module import EncoderModule
 
 LANG = BracketPairs()
@@ -27,7 +27,7 @@ def test_partner_categories_match_the_fixed_partner_index_on_plain_sentences():
 def test_mlm_keeps_its_single_unprefixed_scoreboard():
     module = EncoderModule(objective=MaskedLM())
     assert module.metric_prefixes == ("",)
-    assert MaskedLM().scoreboards() == {"": Board(MLM_CATEGORIES, ("kind_mask",))}
+    assert MaskedLM().scoreboards() == {"": Scoreboard(MLM_CATEGORIES, ("kind_mask",))}
 
 
 def test_sep_is_not_a_closer():

@@ -88,3 +88,18 @@ def test_a_masking_recipe_plugged_into_the_stock_mlm_trains_and_is_kept_in_the_s
 def test_a_recipe_that_picks_its_own_way_cannot_grade_the_oracle_questions():
     with pytest.raises(ValueError, match=r"^MaskedLM\.eval_masking=WholePair is not allowed: it picks positions"):
         MaskedLM(eval_masking=WholePair())
+
+
+def test_electra_on_a_recipe_the_oracle_cannot_grade_says_so_in_its_own_terms():
+    from minibert.objectives import ReplacedTokenDetection
+
+    with pytest.raises(ValueError, match=r"^ReplacedTokenDetection\.masking=WholePair is not allowed"):
+        ReplacedTokenDetection(masking=WholePair())
+
+    @dataclass(frozen=True)
+    class OwnLikelihoods(MaskingRecipe):  # states its emissions through the old hook only
+        def likelihoods(self, inputs, language):
+            return super().likelihoods(inputs, language)
+
+    with pytest.raises(ValueError, match=r"^MaskedLM\.eval_masking=OwnLikelihoods is not allowed"):
+        MaskedLM(eval_masking=OwnLikelihoods())

@@ -8,7 +8,7 @@ pre-training run has not finished loads a stand-in checkpoint of that run's untr
 that does not fit is found here too. Every failure is a GridError naming the cell.
 
 Example:
-    >>> keys = preflight(todo_runs, root, tmp)  # doctest: +SKIP
+    >>> keys = preflight(todo_runs, root)  # doctest: +SKIP
     >>> "val/acc" in keys["pretrain/bidirectional"]  # doctest: +SKIP
     True
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -29,30 +30,40 @@ import torch
 from minibert.ablation.grid import GridError
 from minibert.ablation.runner import Run
 
-SUMMARY_KEYS = ("step", "wall_time_s", "train/loss", "val/loss")  # besides the metrics and parameter counts
-PROBE_SIZE = 4  # validation sentences the untrained model scores
+ALWAYS_LOGGED = ("step", "wall_time_s", "train/loss", "val/loss")  # besides the metrics and parameter counts
+PROBE_SIZE, PROBE_TRIES = 4, 8  # validation sentences the untrained model scores; batches drawn at most
 
 
 def logged_keys(module) -> set[str]:
-    """The numeric summary keys a run of `module` (an EncoderModule) writes."""
+    """The numeric summary keys a run of `module` (an EncoderModule) writes. Small batches are scored until
+    every head has graded something (a head that grades nothing logs no oracle figures)."""
     objective = module.objective
-    batch = objective.make_batch(np.random.default_rng(0), PROBE_SIZE, "val")
-    with torch.no_grad():
-        graded = objective(module.encoder, batch).graded()
-    keys = {*SUMMARY_KEYS, *module.parameter_counts()}
-    for prefix, metric in zip(module.metric_prefixes, module.val_metrics, strict=True):
-        part = graded[prefix]
-        metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
-        keys |= {f"val/{prefix}{k}" for k in metric.compute()}
-        metric.reset()
+    pending = dict(zip(module.metric_prefixes, module.val_metrics, strict=True))
+    keys = {*ALWAYS_LOGGED, *module.parameter_counts()}
+    for seed in range(PROBE_TRIES):
+        batch = objective.make_batch(np.random.default_rng(seed), PROBE_SIZE, "val")
+        with torch.no_grad():
+            graded = objective(module.encoder, batch).graded()
+        for prefix, metric in list(pending.items()):
+            part = graded[prefix]
+            metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
+            if len(part.target) or seed == PROBE_TRIES - 1:
+                keys |= {f"val/{prefix}{k}" for k in metric.compute()}
+                del pending[prefix]
+            metric.reset()
+        if not pending:
+            break
     return keys
 
 
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException, run: Run, root: Path) -> str:
+    """The error in one line; a missing module that the cell names by class path gets the plug-in hint."""
     from minibert.training.cli import ConfigError, explain
 
     line = str(err) if isinstance(err, ConfigError) else explain(err)
-    if "No module named" in line:
+    missing = re.search(r"No module named '([^'.]+)", line)
+    named = " ".join([*((root / c).read_text() for c in run.experiment.configs), repr(run.experiment.overrides)])
+    if missing and f"{missing[1]}." in named:
         line += " (a plug-in must be importable: give its folder with --plugins, or put it on PYTHONPATH)"
     return line
 
@@ -109,7 +120,7 @@ def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
                 keys[name] = logged_keys(cli.model)
                 stand_ins.setdefault(name, _stand_in(cli, tmp, run))
             except Exception as err:  # anything: the cell cannot be built as written
-                line = _one_line(err)
+                line = _one_line(err, run, root)
                 if run.upstream is not None and ckpt is not None:
                     line = line.replace(repr(str(ckpt)), f"<the checkpoint of {run.upstream.experiment.name}>")
                 raise GridError(f"cell {name}: {line}") from err

@@ -36,6 +36,7 @@ _MAX_CHUNK = 500  # sentences per oracle pass at most; fewer when one sentence's
 # the bidirectional form keeps autograd's O(L^3 D) inside products, the causal one a (L + 1)^2 (D + 1) table.
 _BYTES = {False: lambda L, D: (D + 1) * L**3 / 3, True: lambda L, D: 11 * (D + 1) * L**2}
 _OVERHEAD = 64e6  # bytes a first pass takes whatever its size (torch's autograd and allocator)
+_PASS_SHARE = 0.8  # of `oracle_memory_gb`, for the cavity's passes; the grader's arrays take a tenth
 _SECONDS = {False: lambda L, D: 2.0e-9 * (D + 1) * L**3, True: lambda L, D: 0.5e-9 * (D + 1) * L**3}
 _DISTANCES = ((1, 1), (2, 3), (4, 7), (8, None))  # partner-distance buckets, inclusive
 _DEPTHS = ((1, 1), (2, 2), (3, 3), (4, None))  # nesting-depth buckets (1 = outermost)
@@ -67,11 +68,12 @@ class Dyck(Language):
         self.kinds, self.length, self.max_depth = kinds, length, max_depth
         self.oracle_memory_gb = oracle_memory_gb
         one = max(self.oracle_cost(1, causal)[0] for causal in (False, True))
-        if one > oracle_memory_gb * 1e9:
+        if one > _PASS_SHARE * oracle_memory_gb * 1e9:
             raise ValueError(
                 f"Dyck(length={length}, max_depth={max_depth}): its exact oracle needs about {one / 1e9:.1f} GB "
-                f"for one sentence, over oracle_memory_gb={oracle_memory_gb:g}; lower length (the cost grows with "
-                "its cube) or max_depth, or raise oracle_memory_gb if the machine has the memory"
+                f"for one sentence, over the {_PASS_SHARE:.0%} of oracle_memory_gb={oracle_memory_gb:g} its passes "
+                "may take; lower length (the cost grows with its cube) or max_depth, or raise oracle_memory_gb if "
+                "the machine has the memory"
             )
         letters = "abcdefghijklmnopqrstuvwxyz"[:kinds]
         super().__init__(tuple(letters) + tuple(letters.upper()), 1 + length)
@@ -256,10 +258,11 @@ class Dyck(Language):
         return _OVERHEAD + min(n, self._chunk(causal)) * _BYTES[causal](L, D), n * _SECONDS[causal](L, D)
 
     def _chunk(self, causal: bool) -> int:
-        """Sentences per oracle pass: as many as fit in 80% of the memory budget (the grader's arrays take
-        the rest, minibert.oracle.rows_per_pass), at least one and at most _MAX_CHUNK."""
+        """Sentences per oracle pass: as many as fit in _PASS_SHARE of the memory budget (the grader's arrays
+        take a tenth, minibert.oracle.rows_per_pass), at least one (the constructor refused a language whose
+        one sentence would not fit) and at most _MAX_CHUNK."""
         L, D = self.length, min(self.max_depth, self.length // 2)
-        room = 0.8 * self.oracle_memory_gb * 1e9 - _OVERHEAD
+        room = _PASS_SHARE * self.oracle_memory_gb * 1e9 - _OVERHEAD
         return min(_MAX_CHUNK, max(1, int(room // max(_BYTES[causal](L, D), 1.0))))
 
     def cavity(self, likelihood: np.ndarray, causal: bool = False) -> np.ndarray:

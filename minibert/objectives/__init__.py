@@ -1,6 +1,6 @@
 """Objectives (pre-training and the fine-tuning task), chosen by class path in YAML (`model.objective.class_path`)."""
 
-from minibert.objectives.base import Board, Objective, Scored
+from minibert.objectives.base import Objective, Scoreboard, Scored
 from minibert.objectives.combined import Combined
 from minibert.objectives.grammaticality import Grammaticality
 from minibert.objectives.mlm import MaskedLM
@@ -11,7 +11,7 @@ from minibert.objectives.rtd import ReplacedTokenDetection
 from minibert.objectives.span import SpanMaskedLM, SpanMasking
 
 __all__ = [
-    "Board",
+    "Scoreboard",
     "Combined",
     "Grammaticality",
     "MaskedLM",

@@ -57,7 +57,7 @@ class Scored(NamedTuple):
         return self.parts if self.parts is not None else {"": self}
 
 
-class Board(NamedTuple):
+class Scoreboard(NamedTuple):
     """One accuracy metric's categories, and those of them the model's input decides: only these (and the
     overall accuracy) get a Bayes ceiling and a gap; the oracle's accuracy on every other category is the
     Bayes predictor's own, a reference (`val/bayes/...`) that another predictor may beat."""
@@ -71,7 +71,7 @@ class Objective(nn.Module, ABC):
 
     #: names of the categories accuracy is split by, in the column order of `Scored.categories`
     categories: tuple[str, ...] = ()
-    #: those of them that are a function of the model's input (see `Board`)
+    #: those of them that are a function of the model's input (see `Scoreboard`)
     input_categories: tuple[str, ...] = ()
     #: the language the objective's sentences come from (set in `__init__`)
     language: Language
@@ -86,11 +86,11 @@ class Objective(nn.Module, ABC):
             )
         return sized_for(config, language)
 
-    def scoreboards(self) -> dict[str, Board]:
-        """Metric prefix -> its `Board`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
+    def scoreboards(self) -> dict[str, Scoreboard]:
+        """Metric prefix -> its `Scoreboard`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
-        return {"": Board(tuple(self.categories), tuple(self.input_categories))}
+        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories))}
 
     def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
         """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from minibert.model import EncoderConfig
-from minibert.objectives.base import Batch, Board, Objective, Scored, Split
+from minibert.objectives.base import Batch, Objective, Scoreboard, Scored, Split
 from minibert.validation import NONNEGATIVE, check
 
 
@@ -72,7 +72,7 @@ class Combined(Objective):
             config = part.configure_encoder(config)
         return config
 
-    def scoreboards(self) -> dict[str, Board]:
+    def scoreboards(self) -> dict[str, Scoreboard]:
         boards = {name: part.scoreboards() for name, part in self.parts.items()}
         return {f"{name}/{prefix}": b for name, board in boards.items() for prefix, b in board.items()}
 

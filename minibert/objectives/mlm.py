@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from minibert.languages import BracketPairs, Language
-from minibert.masking import IGNORE, INPUT_CATEGORIES, MaskingRecipe, categories, mlm_categories
+from minibert.masking import IGNORE, INPUT_CATEGORIES, MaskingRecipe, categories, check_gradable, mlm_categories
 from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy
 from minibert.oracle import mlm_grades
@@ -42,13 +42,9 @@ class MaskedLM(Objective):
         language: Language | None = None,
     ):
         super().__init__()
-        picks_its_own_way = type(eval_masking).apply is not MaskingRecipe.apply
-        if picks_its_own_way and type(eval_masking).emissions is MaskingRecipe.emissions:
-            raise ValueError(
-                f"MaskedLM.eval_masking={type(eval_masking).__name__} is not allowed: it picks positions its own way, "
-                "and the oracle's likelihoods (MaskingRecipe.emissions) assume BERT's independent positions; grade on "
-                "a MaskingRecipe (train on any recipe with `masking`), or give the recipe its own `emissions`"
-            )
+        check_gradable(eval_masking, "MaskedLM.eval_masking", "the validation questions",
+                       "grade on a MaskingRecipe (train on any recipe with `masking`), or give the recipe its own "
+                       "`emissions`")  # fmt: skip
         self.masking, self.eval_masking = masking, eval_masking
         self.language = language or BracketPairs()
         self.categories = mlm_categories(self.language)

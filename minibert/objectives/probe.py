@@ -65,11 +65,14 @@ class Probe(Grammaticality):
                 f"only {self.top + 1} layers end there (the embeddings included)"
             )
         if self.pooling == "cls" and (config.causal or self.top == 0):  # the row would be one constant vector
-            where = "a causal encoder's [CLS] row sees only [CLS]" if config.causal else "the embeddings' [CLS] row"
+            if self.top == 0:
+                where, instead = "the embeddings' [CLS] row is the [CLS] token's own", "'mean' or 'max'"
+            else:
+                where = "a causal encoder's [CLS] row sees only [CLS]"
+                instead = "'last' (the row that has seen the whole sentence), 'mean' or 'max'"
             raise ValueError(
                 f"Probe.pooling='cls' is not allowed at layer={self.layer} here: {where}, so it is the same for every "
-                "sentence and the probe sits at chance by construction; use 'last' (the row that has seen the whole "
-                "sentence), 'mean' or 'max'"
+                f"sentence and the probe sits at chance by construction; use {instead}"
             )
         self.head = nn.Linear(self.concat * config.width, 2)  # the only parameters drawn: as Grammaticality's head
         self.segmented = config.segments > 0

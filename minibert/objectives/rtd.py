@@ -30,9 +30,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from minibert.languages import Language
-from minibert.masking import IGNORE, MaskingRecipe
+from minibert.masking import IGNORE, MaskingRecipe, check_gradable
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Board, Objective, Scored, Split, encode
+from minibert.objectives.base import Batch, Objective, Scoreboard, Scored, Split, encode
 from minibert.objectives.mlm import MaskedLM
 from minibert.validation import POSITIVE, check
 
@@ -50,11 +50,13 @@ class ReplacedTokenDetection(Objective):
         super().__init__()
         check("ReplacedTokenDetection", "discriminator_weight", discriminator_weight, POSITIVE)
         self.generator_shape, self.discriminator_weight = generator_shape, discriminator_weight
+        check_gradable(masking, "ReplacedTokenDetection.masking", "the generator's questions (its own masking)",
+                       "give the recipe its own `emissions`, or use a MaskingRecipe")  # fmt: skip
         self.mlm = MaskedLM(masking, eval_masking=masking, language=language)  # the generator's task and head
         self.language = self.mlm.language
 
-    def scoreboards(self) -> dict[str, Board]:
-        return {"": Board(self.categories), "generator/": self.mlm.scoreboards()[""]}
+    def scoreboards(self) -> dict[str, Scoreboard]:
+        return {"": Scoreboard(self.categories), "generator/": self.mlm.scoreboards()[""]}
 
     def build(self, config: EncoderConfig) -> None:
         shape = self.generator_shape  # its vocabulary and positions are the encoder's; it always sees both sides

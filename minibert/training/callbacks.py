@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
-import yaml
 from lightning.pytorch.cli import SaveConfigCallback
 
 from minibert.atomic_writes import write_json
@@ -32,6 +31,9 @@ class RunSummary(L.Callback):
     def __init__(self, filename: str = "summary.json") -> None:
         self.filename = filename
         self._start = time.perf_counter()
+        # {module: source hash} of the plug-ins the run's config names, as imported by this process: set by
+        # the CLI once the config is parsed (minibert.training.code_version.running_plugin_hashes)
+        self.plugins: dict[str, str | None] = {}
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self._start = time.perf_counter()
@@ -44,22 +46,13 @@ class RunSummary(L.Callback):
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
-        code = code_version(_saved_config(trainer))
+        code = code_version(self.plugins)
         return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code}
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
         if trainer.is_global_zero and log_dir is not None:
             write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
-
-
-def _saved_config(trainer: L.Trainer) -> dict:
-    """The run's resolved config as SaveAndLogConfig saved it, or {} when it saved none (a run built in code)."""
-    log_dir = run_log_dir(trainer)
-    path = Path(log_dir) / "config.yaml" if log_dir is not None else None
-    if path is None or not path.is_file():
-        return {}
-    return yaml.safe_load(path.read_text()) or {}
 
 
 def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int | None]:

@@ -58,6 +58,7 @@ from minibert.training.checkpoints import (
     saved_settings,
     training_settings,
 )
+from minibert.training.code_version import class_paths, running_plugin_hashes
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
 from minibert.training.preemption import Preempted, Preemption
@@ -330,6 +331,10 @@ class MiniBertCLI(LightningCLI):
     def instantiate_classes(self) -> None:
         with _config_errors():
             super().instantiate_classes()
+            plugins = running_plugin_hashes(class_paths(self._subcommand_config().clone().as_dict()))
+            for callback in self.trainer.callbacks:
+                if isinstance(callback, RunSummary):
+                    callback.plugins = plugins  # the plug-ins this config imported, hashed as they were
             if self._checkpoint is not None:  # a resume of another shape fails here, not in torch
                 self.model.check_checkpoint(
                     self._checkpoint, where=f"ckpt_path={self._subcommand_config().ckpt_path!r}"

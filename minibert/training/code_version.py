@@ -23,8 +23,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import site
 import subprocess
-import sys
 import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
@@ -49,8 +49,9 @@ def source_hash(package: Path = PACKAGE) -> str:
 
 
 def _installed(path: Path) -> bool:
-    """Whether `path` lies in the interpreter's own folders (the standard library, site-packages)."""
-    roots = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} | {sys.prefix}
+    """Whether `path` lies in the interpreter's own folders: the standard library or a site-packages."""
+    roots = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots |= {*site.getsitepackages(), site.getusersitepackages()}
     return any(path.is_relative_to(Path(r).resolve()) for r in roots if r)
 
 
@@ -89,13 +90,6 @@ def class_paths(config) -> set[str]:
     return set()
 
 
-def plugin_hashes(paths: Iterable[str]) -> dict[str, str | None]:
-    """Module -> `plugin_hash` for the plug-ins among these class paths (`pkg.mod.Class` -> `pkg.mod`)."""
-    modules = {p.rsplit(".", 1)[0] for p in paths if "." in p}
-    hashes = {m: plugin_hash(m) for m in sorted(modules)}
-    return {m: h for m, h in hashes.items() if h != ""}
-
-
 def git_state(folder: Path = PACKAGE) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the git checkout holding `folder`, or (None, None) without git or a checkout."""
     try:
@@ -115,12 +109,25 @@ def git_state(folder: Path = PACKAGE) -> tuple[str | None, bool | None]:
     return commit, bool(status.strip())
 
 
-def code_version(config: dict | None = None) -> dict:
-    """What a run records: {'source_hash': ..., 'plugins': {module: hash} of the plug-ins `config` names,
-    'git_commit': ... or None, 'git_dirty': ... or None}."""
+@functools.cache
+def _hash_as_imported(module: str) -> str | None:
+    return plugin_hash(module)
+
+
+def running_plugin_hashes(paths: Iterable[str]) -> dict[str, str | None]:
+    """Module -> `plugin_hash` for the plug-ins among these class paths (`pkg.mod.Class` -> `pkg.mod`), of the
+    code this process runs: each module is hashed once, when first asked (right after its config imported it),
+    so a plug-in edited later, which this process does not import again, keeps the hash of the code that ran."""
+    modules = {p.rsplit(".", 1)[0] for p in paths if "." in p}
+    hashes = {m: _hash_as_imported(m) for m in sorted(modules)}
+    return {m: h for m, h in hashes.items() if h != ""}
+
+
+def code_version(plugins: dict[str, str | None] | None = None) -> dict:
+    """What a run records: {'source_hash': ..., 'plugins': {module: hash} (`running_plugin_hashes` of its
+    config), 'git_commit': ... or None, 'git_dirty': ... or None}."""
     commit, dirty = git_state()
-    plugins = plugin_hashes(class_paths(config or {}))
-    return {"source_hash": source_hash(), "plugins": plugins, "git_commit": commit, "git_dirty": dirty}
+    return {"source_hash": source_hash(), "plugins": dict(plugins or {}), "git_commit": commit, "git_dirty": dirty}
 
 
 def stale_because(code: dict) -> str | None:

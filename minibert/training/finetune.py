@@ -92,7 +92,9 @@ class FinetuneModule(EncoderModule):
 def _check_language_fits(pretrained: EncoderConfig, objective: Objective, path: str) -> None:
     """Refuse, naming the checkpoint, an encoder whose vocabulary or positions (set by its pre-training
     language) are smaller than the fine-tuning task's language needs."""
-    language = objective.language
+    language = getattr(objective, "language", None)
+    if language is None:
+        return  # the objective's own configure_encoder says what it lacks
     for name, need in (("vocab_size", language.vocab_size), ("max_len", language.seq_len)):
         if getattr(pretrained, name) < need:
             raise ValueError(

@@ -9,7 +9,8 @@ question, minibert.oracle), it also reports the oracle's accuracy per category, 
   Bayes predictor, which is best on every question). Where the objective supplies `bounds` for another
   category (the credit of the predictor that is best on that category alone, from the oracle's joint
   posterior over the token and the category), that is the category's ceiling, and it gets a gap as well.
-- `bayes/acc_<c>` on every other category: the Bayes predictor's own accuracy there, a reference. When
+- `bayes/acc_<c>` on every category the input does not decide (beside its own ceiling, where it has one):
+  the Bayes predictor's own accuracy there, a reference. When
   the category depends on what the model cannot see (the true token's class, a hidden partner), a
   predictor can beat it by trading accuracy across categories ("copy the shown token" scores 100% on kept
   tokens), so it is never called a ceiling.

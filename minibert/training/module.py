@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from minibert.model import EncoderConfig, count_parameters
-from minibert.objectives.base import Batch, Board, Objective
+from minibert.objectives.base import Batch, Objective, Scoreboard
 from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
@@ -62,7 +62,7 @@ class EncoderModule(L.LightningModule):
         boards = objective.scoreboards()
         self.metric_prefixes = tuple(boards)
         # a plug-in's board may be a plain tuple of categories: none of them counts as decided by the input
-        boards = {k: b if isinstance(b, Board) else Board(tuple(b)) for k, b in boards.items()}
+        boards = {k: b if isinstance(b, Scoreboard) else Scoreboard(tuple(b)) for k, b in boards.items()}
         self.val_metrics = nn.ModuleList(CategoryAccuracy(*board) for board in boards.values())
         self._last_finite_loss = math.nan
 
