@@ -148,10 +148,12 @@ def accuracy_tables(boards: list[Board]) -> list[Table]:
                 row.append(cell)
             rows.append(row)
             if any(cat.ceiling for cat in b.categories.values()):
-                rows.append([Cell("↳ oracle ceiling")] + [_ceiling_cell(b, c) for c in cats])
+                rows.append([Cell("↳ oracle ceiling")] + [_oracle_cell(b, c, "ceiling") for c in cats])
                 rows.append([Cell("↳ gap to ceiling (paired)")] + [_gap_cell(b, c) for c in cats])
             if any(cat.bayes for cat in b.categories.values()):
-                rows.append([Cell("↳ Bayes predictor (reference, not a bound)")] + [_bayes_cell(b, c) for c in cats])
+                rows.append(
+                    [Cell("↳ Bayes predictor (reference, not a bound)")] + [_oracle_cell(b, c, "bayes") for c in cats]
+                )
         measure = rows_of[0].measure
         note = "Mean over seeds (95% interval), in %; n: validation questions graded (a cell names its own n "
         note += "when it differs from its column's)."
@@ -161,20 +163,14 @@ def accuracy_tables(boards: list[Board]) -> list[Table]:
     return tables
 
 
-def _ceiling_cell(b: Board, c: str) -> Cell:
+def _oracle_cell(b: Board, c: str, role: str) -> Cell:
+    """The mean over seeds of the oracle's figure on category `c` (`role`: 'ceiling' or 'bayes'), or empty."""
     cat = b.categories.get(c)
-    if cat is None or not cat.ceiling:
+    values = getattr(cat, role) if cat is not None else None
+    if not values:
         return Cell("")
-    return Cell(f"{100 * cat.ceiling_mean():.1f}", {"experiment": b.experiment.name, "metric": cat.metric,
-                                                    "role": "ceiling"})  # fmt: skip
-
-
-def _bayes_cell(b: Board, c: str) -> Cell:
-    cat = b.categories.get(c)
-    if cat is None or not cat.bayes:
-        return Cell("")
-    return Cell(f"{100 * cat.bayes_mean():.1f}", {"experiment": b.experiment.name, "metric": cat.metric,
-                                                  "role": "bayes"})  # fmt: skip
+    return Cell(f"{100 * statistics.fmean(values.values()):.1f}",
+                {"experiment": b.experiment.name, "metric": cat.metric, "role": role})  # fmt: skip
 
 
 def _gap_cell(b: Board, c: str) -> Cell:
