@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import lightning as L
 import pytest
 import yaml
 
@@ -153,21 +154,41 @@ def test_killed_run_is_redone_and_counted_once(tmp_path):
     assert csv_runs(out) == Counter({k: 1 for k in csv_runs(out)}) and len(csv_runs(out)) == 6
 
 
+class Explode(L.Callback):
+    """A run that builds (so the grid's checks pass) but fails once it trains."""
+
+    def on_train_start(self, trainer, pl_module):
+        raise RuntimeError("exploded on purpose at the first step")
+
+
 def test_failed_run_is_reported_and_the_rest_continue(tmp_path):
+    layer = tmp_path / "explode.yaml"
+    layer.write_text(f"trainer:\n  callbacks:\n    - class_path: {__name__}.Explode\n")
     broken = {
         "name": "pretrain/broken",
         "job_type": "pretrain",
-        "configs": ["configs/pretrain.yaml"],
-        "overrides": {**TINY, "model.init_args.lr": -1.0},
+        "configs": ["configs/pretrain.yaml", str(layer)],
+        "overrides": TINY,
     }
     grid = tiny_grid(tmp_path / "grid.yaml", extra=[broken])
     result = ablate(
         "--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only", "pretrain/*", "--workers", "2"
     )
-    assert result.returncode == 1
-    assert "run failed: pretrain/broken seed=0" in result.stderr and "lr=-1.0" in result.stderr
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "run failed: pretrain/broken seed=0" in result.stderr and "exploded on purpose" in result.stderr
     assert "run.log" in result.stderr
     assert set(csv_runs(tmp_path / "out")) == {("pretrain/bidirectional", "0"), ("pretrain/causal", "0")}
+
+
+def test_a_setting_that_fails_at_start_up_stops_the_grid_before_any_run(tmp_path):
+    broken = {"name": "pretrain/broken", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
+              "overrides": {**TINY, "model.init_args.lr": -1.0}}  # fmt: skip
+    grid = tiny_grid(tmp_path / "grid.yaml", extra=[broken])
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only", "pretrain/*")
+    assert result.returncode == 2
+    line = result.stderr.strip().splitlines()[-1]
+    assert "cell pretrain/broken" in line and "lr=-1.0" in line, line
+    assert not list((tmp_path / "out").glob("runs/*/*/*/run.log"))
 
 
 def test_unknown_only_pattern_lists_valid_names(finished):
