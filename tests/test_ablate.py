@@ -163,7 +163,7 @@ class Explode(L.Callback):
 
 def test_failed_run_is_reported_and_the_rest_continue(tmp_path):
     layer = tmp_path / "explode.yaml"
-    layer.write_text(f"trainer:\n  callbacks:\n    - class_path: {__name__}.Explode\n")
+    layer.write_text("trainer:\n  callbacks:\n    - class_path: tests.test_ablate.Explode\n")
     broken = {
         "name": "pretrain/broken",
         "job_type": "pretrain",

@@ -68,6 +68,15 @@ def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int
     }
 
 
+def _rates(recipe: Any) -> Any:
+    """A masking recipe's settings to filter by: its rates, with `recipe` naming a plug-in recipe's class
+    (a recipe is saved as {class_path, init_args} since plug-in recipes are accepted)."""
+    if not isinstance(recipe, dict) or "init_args" not in recipe:
+        return recipe
+    name = _short(recipe.get("class_path"))
+    return {**recipe["init_args"], **({"recipe": name} if name != "MaskingRecipe" else {})}
+
+
 def _short(class_path: Any) -> Any:
     return class_path.rsplit(".", 1)[-1] if isinstance(class_path, str) else class_path
 
@@ -81,6 +90,9 @@ def hyperparameters(config: dict) -> dict:
     ...     "init_args": {"masking": {"p_pick": 0.15}}}}}})
     >>> hp["objective"], hp["lr"], hp["seed"], hp["masking"]
     ('MaskedLM', 0.003, 1, {'p_pick': 0.15})
+    >>> hyperparameters({"model": {"init_args": {"objective": {"init_args": {"masking": {
+    ...     "class_path": "whole_pair.WholePair", "init_args": {"p_pick": 0.15}}}}}}})["masking"]
+    {'p_pick': 0.15, 'recipe': 'WholePair'}
     """
     config = json.loads(json.dumps(config, default=str))  # plain JSON types (paths become strings)
     config.pop("config", None)  # the -c file paths: not a setting
@@ -90,7 +102,7 @@ def hyperparameters(config: dict) -> dict:
     filters = {
         "objective": _short(objective.get("class_path")) if isinstance(objective, dict) else objective,
         "language": _short(language.get("class_path")) if isinstance(language, dict) else language,
-        "masking": find(objective, "masking"),
+        "masking": _rates(find(objective, "masking")),
         "lr": find(model, "lr"),
         "seed": config.get("seed_everything"),
         "regime": find(model, "regime"),
