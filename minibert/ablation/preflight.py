@@ -106,6 +106,7 @@ def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
         firsts.setdefault(r.experiment.name, r)
     keys: dict[str, set[str]] = {}
     stand_ins: dict[str, Path] = {}
+    loaded = {r.upstream.experiment.name for r in firsts.values() if r.upstream is not None}  # need a stand-in
     with tempfile.TemporaryDirectory(prefix="minibert-preflight-") as tmp:
         for name, run in sorted(firsts.items(), key=lambda kv: _depth(kv[1])):
             try:
@@ -118,7 +119,8 @@ def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
                         )
                 cli = build(run, root, Path(tmp) / name, ckpt)
                 keys[name] = logged_keys(cli.model)
-                stand_ins.setdefault(name, _stand_in(cli, tmp, run))
+                if name in loaded and name not in stand_ins:
+                    stand_ins[name] = _stand_in(cli, tmp, run)
             except Exception as err:  # anything: the cell cannot be built as written
                 line = _one_line(err, run, root)
                 if run.upstream is not None and ckpt is not None:

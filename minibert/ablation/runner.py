@@ -212,6 +212,7 @@ def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> T
     missing, damaged (named), stale (made by other code, or a plug-in that cannot be located: named, unless
     `reuse_stale`), or everything with `force`."""
     out = Triage()
+    plugins: dict[str, str | None] = {}  # each plug-in's hash on disk, read once for all the runs
     for r in runs:
         try:
             summary = r.read()
@@ -222,7 +223,7 @@ def triage(runs: list[Run], force: bool = False, reuse_stale: bool = False) -> T
         if summary is None or force:
             out.todo.append(r)
             continue
-        why = stale_because(summary.get("code") or {})
+        why = stale_because(summary.get("code") or {}, plugins)
         if why is None:
             out.reused.append(r)
         elif reuse_stale:

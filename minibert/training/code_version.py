@@ -130,13 +130,18 @@ def code_version(plugins: dict[str, str | None] | None = None) -> dict:
     return {"source_hash": source_hash(), "plugins": dict(plugins or {}), "git_commit": commit, "git_dirty": dirty}
 
 
-def stale_because(code: dict) -> str | None:
-    """Why a run that recorded `code` (its summary's "code") was made by other code than this, or None."""
+def stale_because(code: dict, now_hashes: dict[str, str | None] | None = None) -> str | None:
+    """Why a run that recorded `code` (its summary's "code") was made by other code than this, or None.
+    `now_hashes`: the plug-ins' hashes on disk now, filled in as they are read (one dict for many runs reads
+    each plug-in once)."""
     made_by, here = code.get("source_hash"), source_hash()
     if made_by != here:
         return f"the package changed (source {made_by}, now {here})"
+    now_hashes = {} if now_hashes is None else now_hashes
     for module, recorded in (code.get("plugins") or {}).items():
-        now = plugin_hash(module)
+        if module not in now_hashes:
+            now_hashes[module] = plugin_hash(module)
+        now = now_hashes[module]
         if now is None:
             return f"its plug-in {module} cannot be located now"
         if now != recorded:

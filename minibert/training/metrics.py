@@ -90,8 +90,8 @@ class CategoryAccuracy(Metric):
             self.ceiling += (member.double() * credit.double().unsqueeze(-1)).sum(0)
             self.credited += len(target)
         if bounds is not None:
-            self.bound += (categories.double() * bounds.double()).nan_to_num(0.0, posinf=0.0, neginf=0.0).sum(0)
-            self.bound += torch.where(bounds.isnan().any(0), torch.nan, 0.0).to(self.bound)  # unknown stays unknown
+            # a category whose bound is not known is NaN in every row, so its sum stays NaN: unknown stays unknown
+            self.bound += (categories.double() * bounds.double()).sum(0)
             self.bounded += len(target)
 
     def compute(self) -> dict[str, torch.Tensor]:
