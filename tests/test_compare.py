@@ -1,6 +1,6 @@
 """scripts/compare.py on a tiny grid: paired seeds (one data stream and one starting encoder per seed), the
 pilot sizing the rest, a verdict from the paired interval, runs shared with the grid's report; bad input in
-one line with status 2; and the grid format's sweeps, which it and the recipe grid build on."""
+one line with status 2."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from minibert.ablation.grid import GridError, load_grid
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -92,18 +90,3 @@ def test_bad_input_is_one_line_with_status_2(tmp_path, scripts, capsys, change, 
     err = capsys.readouterr().err.strip().splitlines()
     assert err and fragment in err[-1] and "Traceback" not in "\n".join(err)
     assert not (tmp_path / "out").exists()  # nothing trained
-
-
-def test_a_sweep_expands_to_one_experiment_per_combination(tmp_path):
-    path = tmp_path / "g.yaml"
-    entry = {"name": "r/mlm", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
-             "overrides": {"trainer.max_steps": 5},
-             "sweep": {"model.init_args.lr": [0.001, 0.01], "data.batch_size": [8, 16]}}  # fmt: skip
-    path.write_text(yaml.safe_dump({"experiments": [entry]}, sort_keys=False))  # the sweep's keys in written order
-    grid = load_grid(path)
-    assert grid.names == ["r/mlm/lr0.001-batch_size8", "r/mlm/lr0.001-batch_size16", "r/mlm/lr0.01-batch_size8",
-                          "r/mlm/lr0.01-batch_size16"]  # fmt: skip
-    assert grid.experiments[1].overrides == {"trainer.max_steps": 5, "model.init_args.lr": 0.001, "data.batch_size": 16}
-    path.write_text(yaml.safe_dump({"experiments": [{**entry, "sweep": {"model.init_args.lr": []}}]}))
-    with pytest.raises(GridError, match=r"sweep\.model\.init_args\.lr must be a non-empty list"):
-        load_grid(path)

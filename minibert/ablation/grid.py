@@ -7,9 +7,6 @@ A grid file (see configs/ablations/default.yaml):
         job_type: pretrain                      # pretrain | finetune (wandb job_type, report section)
         configs: [configs/pretrain.yaml, configs/causal.yaml]
         overrides: {}                           # dotted CLI keys -> values
-        sweep: {model.init_args.lr: [1e-3, 3e-3]}   # optional: one experiment per combination of values,
-                                                # named `<name>/lr0.001` (the key's last part + value,
-                                                # several joined by '-'), each with those overrides
         encoder_from: null                      # an experiment whose same-seed checkpoint is loaded
         metrics: [val/acc, val/acc_opener]      # optional: narrow the report to these (default: all logged)
         reference: {val/acc: 0.555}             # the original write-up's figures
@@ -22,10 +19,27 @@ A grid file (see configs/ablations/default.yaml):
         value: {experiment: finetune/frozen, metric: val/acc}
         at_most: 0.60
 
-Every field is type-checked with a one-line error naming the file, the entry and the field; experiment
-names are folder names under `<out>/runs/` (letters, digits, `_.-`, parts joined by `/`, no `..`); an
-experiment may name its `encoder_from` before or after itself (runs are ordered by dependency, and a
-cycle is an error); metric names are checked against what finished runs logged (`check_metrics`).
+An entry may stand for many experiments, the product of its axes (as a Hydra multirun sweep does):
+
+        name: masking/{language}/{split}/pretrain
+        sweep:
+          model.init_args.lr: [1e-3, 3e-3]      # a dotted key's values: labels `lr0.001`, `lr0.003`
+          language:                             # named alternatives, each adding configs and overrides
+            pairs: {}
+            dyck: {configs: [configs/languages/dyck.yaml], overrides: {trainer.max_steps: 1000}}
+        zip: {data.batch_size: [8, 16], trainer.max_steps: [200, 100]}   # lists taken in step: one axis
+        exclude: [{language: pairs, lr: lr0.001}]                         # combinations left out
+        encoder_from: masking/{language}/{split}/pretrain
+
+Each combination is one experiment: the entry's overrides and configs, then each axis's in the order
+written (the `zip` axis last). `{axis}` in `name` and `encoder_from` is that axis's label (a dotted key's
+axis is named by its last part: `{lr}`); a name without placeholders gets `/<labels joined by '-'>`.
+
+Every field is type-checked against the dataclasses below by one validator (`_build`), with a one-line
+error naming the file, the entry and the field; experiment names are folder names under `<out>/runs/`
+(letters, digits, `_.-`, parts joined by `/`, no `..`); an experiment may name its `encoder_from` before or
+after itself (experiments are ordered by dependency, once, here; a cycle is an error); metric names are
+checked against what the runs log (`check_metrics`).
 
 Example:
     >>> grid = load_grid("configs/ablations/default.yaml")  # doctest: +SKIP
@@ -35,18 +49,20 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import itertools
 import re
+import string
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 
-JOB_TYPES = ("pretrain", "finetune")
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")  # relative, no '.' or '..' parts
 
 
@@ -54,48 +70,36 @@ class GridError(ValueError):
     """A grid file or a selection that cannot be run; the message says what and where."""
 
 
-def _check_keys(where: str, entry: Any, required: set[str], optional: set[str]) -> None:
-    if not isinstance(entry, dict):
-        raise GridError(f"{where} must be a mapping, got {type(entry).__name__}: {entry!r}")
-    unknown = set(entry) - required - optional
-    if unknown:
-        raise GridError(f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(required | optional)}")
-    missing = required - set(entry)
-    if missing:
-        raise GridError(f"{where} is missing {sorted(missing)}")
+# What a field holds, where its Python type alone does not say it (read by `_build`).
+@dataclass(frozen=True)
+class Strings:
+    """A non-empty list of strings."""
+
+    what: str
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+@dataclass(frozen=True)
+class Numbers:
+    """A mapping of metric names to numbers."""
 
 
-def _str_list(where: str, value: Any, what: str) -> list[str]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise GridError(f"{where} must be a non-empty list of {what}, got {value!r}")
-    return value
+@dataclass(frozen=True)
+class RunName:
+    """A name that is a relative folder path under <out>/runs/."""
 
 
-def _str(where: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise GridError(f"{where} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _number_map(where: str, value: Any) -> dict[str, float]:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and _is_number(v) for k, v in value.items()):
-        raise GridError(f"{where} must map metric names to numbers, got {value!r}")
-    return {k: float(v) for k, v in value.items()}
+Overrides = dict[str, Any]  # dotted CLI keys -> values
 
 
 @dataclass(frozen=True)
 class Experiment:
-    name: str
-    job_type: str
-    configs: tuple[str, ...]
-    overrides: dict[str, Any] = field(default_factory=dict)
+    name: Annotated[str, RunName()]
+    job_type: Literal["pretrain", "finetune"]
+    configs: Annotated[tuple[str, ...], Strings("YAML paths")]
+    overrides: Overrides = field(default_factory=dict)
     encoder_from: str | None = None
-    metrics: tuple[str, ...] = ()  # what the report shows; empty: every metric the runs logged
-    reference: dict[str, float] = field(default_factory=dict)
+    metrics: Annotated[tuple[str, ...], Strings("metric names")] = ()  # what the report shows; empty: all logged
+    reference: Annotated[dict[str, float], Numbers()] = field(default_factory=dict)
 
     def cli_args(self) -> list[str]:
         """The overrides as LightningCLI arguments, e.g. ['--model.init_args.regime=full']."""
@@ -103,6 +107,14 @@ class Experiment:
             f"--{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}"
             for key, value in self.overrides.items()
         ]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One value of a named sweep axis: configs appended and overrides merged into the experiment's."""
+
+    configs: Annotated[tuple[str, ...], Strings("YAML paths")] = ()
+    overrides: Overrides = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class Grid:
-    experiments: tuple[Experiment, ...]
+    experiments: tuple[Experiment, ...]  # in dependency order: an experiment after the one it loads
     claims: tuple[Claim, ...] = ()
     reference_source: str = ""
     path: str = ""
@@ -155,7 +167,7 @@ class Grid:
 
     def select(self, patterns: list[str] | None) -> list[Experiment]:
         """Experiments matching any glob in `patterns` (all when None), plus the experiments they load
-        encoders from, in grid order."""
+        encoders from, in the grid's (dependency) order."""
         if not patterns:
             return list(self.experiments)
         chosen: set[str] = set()
@@ -176,78 +188,182 @@ class Grid:
         return [e for e in self.experiments if e.name in chosen]
 
 
-def _metric_ref(where: str, entry: Any, names: list[str]) -> MetricRef:
-    _check_keys(where, entry, {"experiment", "metric"}, set())
-    experiment, metric = _str(f"{where}.experiment", entry["experiment"]), _str(f"{where}.metric", entry["metric"])
-    if experiment not in names:
-        raise GridError(f"{where}.experiment={experiment!r} is not an experiment; valid: {', '.join(names)}")
-    return MetricRef(experiment, metric)
+@dataclass(frozen=True)
+class _File:
+    """A grid file as written."""
+
+    experiments: list[Any]  # entries, each expanded by `_experiments`
+    claims: list[Claim] = field(default_factory=list)
+    reference_source: str = ""
 
 
-def _sweep(where: str, entry: Any) -> list[tuple[str, dict[str, Any]]]:
-    """(name suffix, overrides) for each combination of a `sweep` mapping's values, in the order written."""
-    if not isinstance(entry, dict) or not entry:
-        raise GridError(f"{where} must map dotted keys to lists of values, got {entry!r}")
-    for key, values in entry.items():
-        if not isinstance(key, str) or not isinstance(values, list) or not values:
-            raise GridError(f"{where}.{key} must be a non-empty list of values, got {values!r}")
-    combos = []
-    for values in itertools.product(*entry.values()):
-        suffix = "-".join(f"{key.rsplit('.', 1)[-1]}{value}" for key, value in zip(entry, values))
-        combos.append((suffix, dict(zip(entry, values))))
-    return combos
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _value(where: str, hint: Any, value: Any) -> Any:
+    """`value` checked against a field's type `hint` (and what its Annotated marker says); GridError otherwise."""
+    marker = None
+    if typing.get_origin(hint) is Annotated:
+        hint, marker = typing.get_args(hint)[0], typing.get_args(hint)[1]
+    if hint is Any:
+        return value
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":  # X | None
+        if value is None:
+            return None
+        hint, origin, args = args[0], typing.get_origin(args[0]), typing.get_args(args[0])
+    if isinstance(marker, RunName):
+        if not isinstance(value, str) or not NAME.fullmatch(value) or ".." in value.split("/"):
+            raise GridError(
+                f"{where}={value!r} is not allowed: it names folders under <out>/runs/, so use letters, digits, "
+                "'_', '.', '-' in parts joined by '/' (no leading '/' or '.', no '..')"
+            )
+        return value
+    if isinstance(marker, Strings):
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise GridError(f"{where} must be a non-empty list of {marker.what}, got {value!r}")
+        return tuple(value)
+    if isinstance(marker, Numbers):
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and _is_number(v) for k, v in value.items()):
+            raise GridError(f"{where} must map metric names to numbers, got {value!r}")
+        return {k: float(v) for k, v in value.items()}
+    if origin is Literal:
+        if value not in args:
+            raise GridError(f"{where}={value!r} is not allowed; use one of {list(args)}")
+        return value
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, where, value)
+    if origin is list:
+        if not isinstance(value, list):
+            raise GridError(f"{where} must be a list, got {value!r}")
+        return [_value(f"{where}[{i}]", args[0], v) for i, v in enumerate(value)] if args else value
+    if origin is dict:  # Overrides
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise GridError(f"{where} must be a mapping of dotted keys to values, got {value!r}")
+        return dict(value)
+    if hint is str:
+        if not isinstance(value, str) or not value:
+            raise GridError(f"{where} must be a non-empty string, got {value!r}")
+        return value
+    if hint is float:
+        if not _is_number(value):
+            raise GridError(f"{where} must be a number, got {value!r}")
+        return value
+    raise TypeError(f"grid field type {hint!r} has no check")  # a programming error, not a user's
+
+
+def _build(cls: type, where: str, entry: Any, skip: tuple[str, ...] = ()) -> Any:
+    """An instance of dataclass `cls` from a YAML mapping, every field checked by `_value`; `skip`: keys the
+    caller reads itself. A `where` ending in ': ' (a file) is followed by bare field names."""
+    at = where.removesuffix(": ")
+    if not isinstance(entry, dict):
+        raise GridError(f"{at} must be a mapping, got {type(entry).__name__}: {entry!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    required = {n for n, f in fields.items() if f.default is f.default_factory is dataclasses.MISSING}
+    allowed = set(fields) | set(skip)
+    if unknown := set(entry) - allowed:
+        raise GridError(f"{at} has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+    if missing := required - set(entry):
+        raise GridError(f"{at} is missing {sorted(missing)}")
+    hints = typing.get_type_hints(cls, include_extras=True)
+    sep = "" if where.endswith(": ") else "."
+    return cls(**{k: _value(f"{where}{sep}{k}", hints[k], v) for k, v in entry.items() if k in fields})
+
+
+def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str, str], Alternative]]]]:
+    """The axes of an entry's `sweep` and `zip`: for each, its placeholder names and, per value, the labels
+    it gives those placeholders and what it adds."""
+    axes = []
+    sweep = entry.get("sweep", {})
+    if not isinstance(sweep, dict) or ("sweep" in entry and not sweep):
+        raise GridError(
+            f"{where}.sweep must map dotted keys to lists of values, or axes to alternatives, got {sweep!r}"
+        )
+    for key, values in sweep.items():
+        at = f"{where}.sweep.{key}"
+        if isinstance(values, dict) and values:  # named alternatives
+            alts = [
+                ({key: str(label)}, _build(Alternative, f"{at}.{label}", alt or {})) for label, alt in values.items()
+            ]
+            axes.append(([key], alts))
+        elif isinstance(values, list) and values:
+            short = key.rsplit(".", 1)[-1]
+            axes.append(([short], [({short: f"{short}{v}"}, Alternative(overrides={key: v})) for v in values]))
+        else:
+            raise GridError(
+                f"{at} must be a non-empty list of values (or a mapping of named alternatives), got {values!r}"
+            )
+    if "zip" in entry:
+        zipped = entry["zip"]
+        lengths = {len(v) for v in zipped.values() if isinstance(v, list)} if isinstance(zipped, dict) else set()
+        if not zipped or not isinstance(zipped, dict) or len(lengths) != 1 or 0 in lengths or any(
+                not isinstance(v, list) for v in zipped.values()):  # fmt: skip
+            raise GridError(f"{where}.zip must map dotted keys to non-empty lists of one length, got {zipped!r}")
+        shorts = [k.rsplit(".", 1)[-1] for k in zipped]
+        values = [
+            ({s: f"{s}{v}" for s, v in zip(shorts, row)}, Alternative(overrides=dict(zip(zipped, row))))
+            for row in zip(*zipped.values())
+        ]
+        axes.append((shorts, values))
+    return axes
+
+
+def _fill(where: str, template: str, labels: dict[str, str]) -> str:
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    if unknown := fields - set(labels):
+        raise GridError(f"{where}={template!r} names {sorted(unknown)}, which are not axes; axes: {sorted(labels)}")
+    return template.format_map(labels)
 
 
 def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
-    """One experiment, or one per combination of its `sweep`."""
-    if not isinstance(entry, dict) or "sweep" not in entry:
+    """One experiment, or one per combination of the entry's axes."""
+    sweeps = ("sweep", "zip", "exclude")
+    if not isinstance(entry, dict) or not any(k in entry for k in sweeps):
         return [_experiment(where, entry, root)]
-    entry = dict(entry)
-    combos = _sweep(f"{where}.sweep", entry.pop("sweep"))
-    return [
-        _experiment(
-            where,
-            {
-                **entry,
-                "name": f"{entry.get('name')}/{suffix}",
-                "overrides": {**(entry.get("overrides") or {}), **swept},
+    axes = _axes(where, entry)
+    exclude = _value(f"{where}.exclude", list[dict[str, Any]], entry.get("exclude", []))
+    placeholders = {p for names, _ in axes for p in names}
+    for i, rule in enumerate(exclude):
+        if unknown := set(rule) - placeholders:
+            raise GridError(
+                f"{where}.exclude[{i}] names {sorted(unknown)}, which are not axes; axes: {sorted(placeholders)}"
+            )
+    base = {k: v for k, v in entry.items() if k not in sweeps}
+    named = {"name": "x"} if isinstance(base.get("name"), str) else {}  # a template is checked once filled
+    _build(Experiment, where, {**base, **named})  # the entry's own fields, before they are combined
+    experiments, excluded = [], set()
+    for combo in itertools.product(*(values for _, values in axes)):
+        labels = {k: v for part, _ in combo for k, v in part.items()}
+        hits = {i for i, rule in enumerate(exclude) if all(labels.get(k) == str(v) for k, v in rule.items())}
+        if hits:
+            excluded |= hits
+            continue
+        name = base["name"]
+        name = _fill(f"{where}.name", name, labels) if "{" in name else f"{name}/{'-'.join(labels.values())}"
+        combined = {
+            **base,
+            "name": name,
+            "configs": [*base["configs"], *(c for _, alt in combo for c in alt.configs)],
+            "overrides": {
+                **(base.get("overrides") or {}),
+                **{k: v for _, alt in combo for k, v in alt.overrides.items()},
             },
-            root,
-        )
-        for suffix, swept in combos
-    ]
+        }
+        if isinstance(base.get("encoder_from"), str):
+            combined["encoder_from"] = _fill(f"{where}.encoder_from", base["encoder_from"], labels)
+        experiments.append(_experiment(where, combined, root))
+    if unused := sorted(set(range(len(exclude))) - excluded):
+        raise GridError(f"{where}.exclude[{unused[0]}]={exclude[unused[0]]!r} leaves out no combination")
+    return experiments
 
 
 def _experiment(where: str, entry: Any, root: Path) -> Experiment:
-    _check_keys(where, entry, {"name", "job_type", "configs"}, {"overrides", "encoder_from", "metrics", "reference"})
-    name = entry["name"]
-    if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name.split("/"):
-        raise GridError(
-            f"{where}.name={name!r} is not allowed: it names folders under <out>/runs/, so use letters, digits, "
-            "'_', '.', '-' in parts joined by '/' (no leading '/' or '.', no '..')"
-        )
-    if entry["job_type"] not in JOB_TYPES:
-        raise GridError(f"{where}.job_type={entry['job_type']!r} is not allowed; use one of {list(JOB_TYPES)}")
-    configs = _str_list(f"{where}.configs", entry["configs"], "YAML paths")
-    for config in configs:
+    e = _build(Experiment, where, entry)
+    for config in e.configs:
         if not (root / config).is_file():
             raise GridError(f"{where}.configs: {config!r} does not exist (paths are relative to {root})")
-    overrides = entry.get("overrides") or {}
-    if not isinstance(overrides, dict) or not all(isinstance(k, str) for k in overrides):
-        raise GridError(f"{where}.overrides must be a mapping of dotted keys to values, got {overrides!r}")
-    encoder_from = entry.get("encoder_from")
-    if encoder_from is not None:
-        _str(f"{where}.encoder_from", encoder_from)
-    metrics = entry.get("metrics")
-    return Experiment(
-        name=name,
-        job_type=entry["job_type"],
-        configs=tuple(configs),
-        overrides=dict(overrides),
-        encoder_from=encoder_from,
-        metrics=() if metrics is None else tuple(_str_list(f"{where}.metrics", metrics, "metric names")),
-        reference=_number_map(f"{where}.reference", entry.get("reference") or {}),
-    )
+    return e
 
 
 def _in_dependency_order(path: Path, experiments: list[Experiment]) -> list[Experiment]:
@@ -299,11 +415,12 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise GridError(f"grid file {str(path)!r} is not valid YAML: {err}") from None
-    _check_keys(str(path), data, {"experiments"}, {"claims", "reference_source"})
-    entries = data["experiments"]
-    if not isinstance(entries, list) or not entries:
+    grid = _build(_File, f"{path}: ", data)
+    if not grid.experiments:
         raise GridError(f"{path}: experiments must be a non-empty list")
-    experiments = [x for i, e in enumerate(entries) for x in _experiments(f"{path}: experiments[{i}]", e, root)]
+    experiments = [
+        x for i, e in enumerate(grid.experiments) for x in _experiments(f"{path}: experiments[{i}]", e, root)
+    ]
     names = [e.name for e in experiments]
     if len(set(names)) != len(names):
         raise GridError(f"{path}: experiment names must be unique, got {names}")
@@ -312,24 +429,15 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
             raise GridError(
                 f"{path}: {e.name}.encoder_from={e.encoder_from!r} is not an experiment; valid: {', '.join(names)}"
             )
-    experiments = _in_dependency_order(path, experiments)
-    claims = data.get("claims") or []
-    if not isinstance(claims, list):
-        raise GridError(f"{path}: claims must be a list, got {claims!r}")
-    parsed = []
-    for i, c in enumerate(claims):
+    for i, c in enumerate(grid.claims):
         where = f"{path}: claims[{i}]"
-        _check_keys(where, c, {"text"}, {"lower", "higher", "value", "at_least", "at_most"})
-        pair, single = "lower" in c and "higher" in c, "value" in c and ("at_least" in c or "at_most" in c)
-        if pair == single:
+        pair, single = None not in (c.lower, c.higher), c.value is not None and (c.at_least, c.at_most) != (None, None)
+        if pair == single or (pair and c.value is not None):
             raise GridError(f"{where} must have either lower+higher or value with at_least/at_most")
-        for bound in ("at_least", "at_most"):
-            if bound in c and not _is_number(c[bound]):
-                raise GridError(f"{where}.{bound} must be a number, got {c[bound]!r}")
-        ref = {k: _metric_ref(f"{where}.{k}", c[k], names) for k in ("lower", "higher", "value") if k in c}
-        text = _str(f"{where}.text", c["text"])
-        parsed.append(Claim(text=text, at_least=c.get("at_least"), at_most=c.get("at_most"), **ref))
-    source = data.get("reference_source", "")
-    if not isinstance(source, str):
-        raise GridError(f"{path}: reference_source must be a string, got {source!r}")
-    return Grid(tuple(experiments), tuple(parsed), source, str(path))
+        for k in ("lower", "higher", "value"):
+            ref = getattr(c, k)
+            if ref is not None and ref.experiment not in names:
+                raise GridError(
+                    f"{where}.{k}.experiment={ref.experiment!r} is not an experiment; valid: {', '.join(names)}"
+                )
+    return Grid(tuple(_in_dependency_order(path, experiments)), tuple(grid.claims), grid.reference_source, str(path))

@@ -108,7 +108,7 @@ def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
     stand_ins: dict[str, Path] = {}
     loaded = {r.upstream.experiment.name for r in firsts.values() if r.upstream is not None}  # need a stand-in
     with tempfile.TemporaryDirectory(prefix="minibert-preflight-") as tmp:
-        for name, run in sorted(firsts.items(), key=lambda kv: _depth(kv[1])):
+        for name, run in sorted(firsts.items(), key=lambda kv: kv[1].depth):
             try:
                 ckpt = None
                 if (up := run.upstream) is not None:
@@ -135,6 +135,3 @@ def _stand_in(cli, tmp: str, run: Run) -> Path:
     torch.save({"state_dict": cli.model.state_dict(), "encoder_config": asdict(cli.model.encoder_config)}, path)
     return path
 
-
-def _depth(run: Run) -> int:
-    return 0 if run.upstream is None else 1 + _depth(run.upstream)

@@ -48,6 +48,11 @@ class Run:
     upstream: Run | None = None  # the pre-training run whose checkpoint a fine-tuning run loads
 
     @property
+    def depth(self) -> int:
+        """0 for a run that loads nothing, else one more than its upstream's."""
+        return 0 if self.upstream is None else 1 + self.upstream.depth
+
+    @property
     def label(self) -> str:
         return f"{self.experiment.name} seed={self.seed}"
 
@@ -86,22 +91,13 @@ class Run:
 
 
 def plan(experiments: list[Experiment], seeds: list[int], out: Path, root: Path) -> list[Run]:
-    """Runs for every experiment and seed, upstream runs first (an experiment may be listed before the one
-    it loads its encoder from)."""
-    by_name = {e.name: e for e in experiments}
-    ordered: list[Experiment] = []
-
-    def place(e: Experiment) -> None:  # the grid refused cycles already
-        if e not in ordered:
-            if e.encoder_from:
-                place(by_name[e.encoder_from])
-            ordered.append(e)
-
-    for e in experiments:
-        place(e)
+    """Runs for every experiment and seed, upstream runs first (by depth, then name and seed). `experiments`
+    come in dependency order, as a Grid and `Grid.select` give them: each after the one it loads from."""
     runs: dict[tuple[str, int], Run] = {}
-    for seed in seeds:
-        for e in ordered:
+    for e in experiments:
+        for seed in seeds:
+            if e.encoder_from and (e.encoder_from, seed) not in runs:
+                raise ValueError(f"plan: {e.name} loads {e.encoder_from}, which is not planned before it")
             upstream = runs[(e.encoder_from, seed)] if e.encoder_from else None
             inputs = {
                 "configs": [(root / c).read_text() for c in e.configs],
@@ -112,7 +108,7 @@ def plan(experiments: list[Experiment], seeds: list[int], out: Path, root: Path)
             key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:12]
             run_dir = out / "runs" / e.name / f"seed{seed}-{key}"
             runs[(e.name, seed)] = Run(e, seed, key, run_dir, upstream)
-    return sorted(runs.values(), key=lambda r: (r.upstream is not None, r.experiment.name, r.seed))
+    return sorted(runs.values(), key=lambda r: (r.depth, r.experiment.name, r.seed))
 
 
 def cli_args(run: Run) -> list[str]:

@@ -1,0 +1,179 @@
+"""The grid format: every committed grid expands to exactly the experiments it had when each was written cell
+by cell (so the same runs, keys and metrics); sweeps (products, named alternatives, zip, exclude) and their
+errors; every field type-checked in one line; one dependency order."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import yaml
+
+from minibert.ablation.grid import GridError, check_metrics, load_grid
+from minibert.ablation.runner import plan
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = json.loads((ROOT / "tests/expected/grids.json").read_text())  # each grid as written cell by cell
+GOOD = {"name": "a", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]}
+
+
+def cells(path: Path) -> dict[str, dict]:
+    grid = load_grid(path, ROOT)
+    out = {}
+    for e in grid.experiments:
+        cell = {**asdict(e), "configs": list(e.configs), "metrics": list(e.metrics)}
+        out[e.name] = {k: v for k, v in cell.items() if v not in ({}, [], None)}
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_grid_expands_to_the_experiments_it_had_cell_by_cell(name):
+    """Same names, configs (in order), overrides, upstreams, metrics and references: the run keys, hence the
+    runs and their metrics, are the same as before the grids were written as sweeps."""
+    got = cells(ROOT / f"configs/ablations/{name}.yaml")
+    want = {cell["name"]: cell for cell in EXPECTED[name]}
+    assert sorted(got) == sorted(want)
+    assert got == want
+    runs = plan(list(load_grid(ROOT / f"configs/ablations/{name}.yaml", ROOT).experiments), [0], Path("out"), ROOT)
+    assert len({r.key for r in runs}) == len(runs)  # no two cells are one run
+
+
+def test_the_committed_grids_have_a_grid_file_each():
+    assert sorted(EXPECTED) == sorted(p.stem for p in (ROOT / "configs/ablations").glob("*.yaml"))
+
+
+def write(tmp_path: Path, *entries: dict) -> Path:
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"experiments": list(entries)}, sort_keys=False))
+    return path
+
+
+def test_a_sweep_of_values_expands_to_one_experiment_per_combination(tmp_path):
+    entry = {**GOOD, "name": "r/mlm", "overrides": {"trainer.max_steps": 5},
+             "sweep": {"model.init_args.lr": [0.001, 0.01], "data.batch_size": [8, 16]}}  # fmt: skip
+    grid = load_grid(write(tmp_path, entry), ROOT)  # the sweep's keys in written order
+    assert grid.names == ["r/mlm/lr0.001-batch_size8", "r/mlm/lr0.001-batch_size16", "r/mlm/lr0.01-batch_size8",
+                          "r/mlm/lr0.01-batch_size16"]  # fmt: skip
+    assert grid.experiments[1].overrides == {"trainer.max_steps": 5, "model.init_args.lr": 0.001, "data.batch_size": 16}
+
+
+def test_named_alternatives_add_configs_and_overrides_and_fill_names_and_upstreams(tmp_path):
+    pre = {**GOOD, "name": "p/{language}", "sweep": {"language": {
+        "pairs": {"overrides": {"trainer.max_steps": 6}},
+        "dyck": {"configs": ["configs/languages/dyck.yaml"], "overrides": {"trainer.max_steps": 9}}}}}  # fmt: skip
+    fine = {"name": "f/{language}/{regime}", "job_type": "finetune", "configs": ["configs/finetune.yaml"],
+            "encoder_from": "p/{language}", "overrides": {"trainer.max_steps": 3},
+            "sweep": {"language": {"pairs": {}, "dyck": {"configs": ["configs/languages/dyck.yaml"]}},
+                      "regime": {"full": {"overrides": {"model.init_args.regime": "full"}},
+                                 "frozen": {"overrides": {"model.init_args.regime": "frozen"}}}},
+            "exclude": [{"language": "dyck", "regime": "frozen"}]}  # fmt: skip
+    grid = load_grid(write(tmp_path, fine, pre), ROOT)
+    assert grid.names == ["p/pairs", "f/pairs/full", "f/pairs/frozen", "p/dyck", "f/dyck/full"]  # upstream first
+    f = grid["f/dyck/full"]
+    assert f.configs == ("configs/finetune.yaml", "configs/languages/dyck.yaml") and f.encoder_from == "p/dyck"
+    assert f.overrides == {"trainer.max_steps": 3, "model.init_args.regime": "full"}
+    assert grid["p/dyck"].overrides == {"trainer.max_steps": 9}
+
+
+def test_zip_takes_its_lists_in_step(tmp_path):
+    entry = {**GOOD, "name": "z", "zip": {"data.batch_size": [8, 16, 32], "trainer.max_steps": [40, 20, 10]}}
+    grid = load_grid(write(tmp_path, entry), ROOT)
+    assert grid.names == ["z/batch_size8-max_steps40", "z/batch_size16-max_steps20", "z/batch_size32-max_steps10"]
+    assert [e.overrides["trainer.max_steps"] * e.overrides["data.batch_size"] for e in grid.experiments] == [320] * 3
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"sweep": {"model.init_args.lr": []}}, "sweep.model.init_args.lr must be a non-empty list"),
+        ({"sweep": {}}, "sweep must map dotted keys to lists of values"),
+        ({"zip": {"data.batch_size": [8, 16], "trainer.max_steps": [4]}}, "lists of one length"),
+        ({"name": "a/{lang}", "sweep": {"language": {"pairs": {}}}}, "which are not axes; axes: ['language']"),
+        ({"sweep": {"language": {"pairs": {}}}, "exclude": [{"lang": "pairs"}]}, "exclude[0] names ['lang']"),
+        ({"sweep": {"lang": {"pairs": {}, "dyck": {}}}, "exclude": [{"lang": "dyk"}]}, "leaves out no combination"),
+        ({"sweep": {"language": {"pairs": {"overides": {}}}}}, "sweep.language.pairs has unknown keys ['overides']"),
+        ({"sweep": {"language": {"dyck": {"configs": ["configs/nope.yaml"]}}}}, "'configs/nope.yaml' does not exist"),
+    ],
+)  # fmt: skip
+def test_bad_sweeps_are_one_line_errors(tmp_path, change, message):
+    path = write(tmp_path, {**GOOD, **change})
+    with pytest.raises(GridError) as err:
+        load_grid(path, ROOT)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+GOOD = {"name": "a", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"metrics": "val/acc"}, "metrics must be a non-empty list of metric names, got 'val/acc'"),
+        ({"configs": "configs/pretrain.yaml"}, "configs must be a non-empty list of YAML paths"),
+        ({"name": "../escape"}, "name='../escape' is not allowed"),
+        ({"name": "a/../../b"}, "name='a/../../b' is not allowed"),
+        ({"name": "/abs"}, "name='/abs' is not allowed"),
+        ({"name": 7}, "name=7 is not allowed"),
+        ({"reference": {"val/acc": "high"}}, "reference must map metric names to numbers"),
+        ({"overrides": ["trainer.max_steps=4"]}, "overrides must be a mapping"),
+        ({"encoder_from": ["b"]}, "encoder_from must be a non-empty string"),
+    ],
+)
+def test_grid_fields_are_type_checked(tmp_path, change, message):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, **change}]}))
+    with pytest.raises(GridError, match=None) as err:
+        load_grid(path, ROOT)
+    assert message in str(err.value) and str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_claim_bound_must_be_a_number(tmp_path):
+    path = tmp_path / "grid.yaml"
+    claim = {"text": "t", "value": {"experiment": "a", "metric": "val/acc"}, "at_least": "0.9"}
+    path.write_text(yaml.safe_dump({"experiments": [GOOD], "claims": [claim]}))
+    with pytest.raises(GridError, match=r"claims\[0\]\.at_least must be a number, got '0.9'"):
+        load_grid(path, ROOT)
+
+
+def test_encoder_from_may_come_later_and_cycles_are_named(tmp_path):
+    fine = {"name": "ft", "job_type": "finetune", "configs": ["configs/finetune.yaml"], "encoder_from": "pre"}
+    pre = {**GOOD, "name": "pre"}
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [fine, pre]}))
+    grid = load_grid(path, ROOT)
+    assert grid.names == ["pre", "ft"]
+    runs = plan(list(grid.experiments), [0, 1], tmp_path / "out", ROOT)
+    assert [r.experiment.name for r in runs] == ["pre", "pre", "ft", "ft"]
+    assert all(r.upstream.experiment.name == "pre" and r.upstream.seed == r.seed for r in runs[2:])
+    path.write_text(yaml.safe_dump({"experiments": [fine, {**pre, "job_type": "finetune", "encoder_from": "ft"}]}))
+    with pytest.raises(GridError, match=r"encoder_from makes a cycle \(ft -> pre -> ft\)"):
+        load_grid(path, ROOT)
+
+
+def test_check_metrics_only_judges_experiments_with_finished_runs(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, "metrics": ["val/acc", "val/acc_closer"]}]}))
+    grid = load_grid(path, ROOT)
+    check_metrics(grid, {})  # nothing finished: nothing to judge
+    check_metrics(grid, {"a": {"val/acc", "val/acc_closer", "step"}})
+    with pytest.raises(GridError, match="a.metrics names metric 'val/acc_closer'"):
+        check_metrics(grid, {"a": {"val/acc", "val/acc_opener"}})
+
+
+def test_runs_come_out_upstream_first_along_a_chain_whatever_the_names(tmp_path):
+    chain = [
+        {**GOOD, "name": "z"},
+        {**GOOD, "name": "m", "encoder_from": "z"},
+        {**GOOD, "name": "a", "encoder_from": "m"},
+    ]
+    grid = load_grid(write(tmp_path, *reversed(chain)), ROOT)
+    assert grid.names == ["z", "m", "a"]
+    runs = plan(list(grid.experiments), [1, 0], tmp_path / "out", ROOT)
+    assert [(r.experiment.name, r.seed, r.depth) for r in runs] == [
+        ("z", 0, 0), ("z", 1, 0), ("m", 0, 1), ("m", 1, 1), ("a", 0, 2), ("a", 1, 2)]  # fmt: skip
+    assert runs[4].upstream is runs[2] and runs[2].upstream is runs[0]
+    with pytest.raises(ValueError, match="a loads m, which is not planned before it"):
+        plan([grid["a"], grid["m"]], [0], tmp_path / "out", ROOT)
