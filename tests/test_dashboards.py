@@ -1,5 +1,6 @@
 """Every committed dashboard opens in a real browser (headless Chromium): each figure decodes, and the page
-asks for nothing beyond its own file (images are inlined). Skipped only where Chromium is not installed;
+asks for nothing beyond its own file and the committed PNGs beside it (linked, not inlined). Skipped only
+where Chromium is not installed;
 `.ci/run` installs it and sets MINIBERT_REQUIRE_CHROMIUM=1, which turns the skip into a failure."""
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ def test_dashboard_renders_every_figure_offline(chromium, page):
     for image in report.images:
         assert image["complete"] and image["width"] > 100 and image["height"] > 100, image["alt"]
     schemes = {urlsplit(url).scheme for url in report.requests}
-    assert schemes <= {"file", "data"}, report.requests
-    assert [u for u in report.requests if u.startswith("file:")] == [page.resolve().as_uri()]
+    assert schemes <= {"file"}, report.requests
+    figures = {(page.parent / image["alt"]).resolve().as_uri() for image in report.images}
+    assert page.resolve().as_uri() in report.requests
+    assert set(report.requests) <= {page.resolve().as_uri()} | figures, report.requests
+    assert all((page.parent / image["alt"]).is_file() for image in report.images)
 
 
 @pytest.mark.parametrize("page", DASHBOARDS, ids=[p.relative_to(ROOT).as_posix() for p in DASHBOARDS])

@@ -13,7 +13,6 @@ reference row. Claims and the write-up comparison are paired differences with th
 
 from __future__ import annotations
 
-import base64
 import csv
 import html
 import io
@@ -494,12 +493,13 @@ _STYLE = (
 def dashboard(
     title: str, header: list[str], links: dict[str, str], source: str, tables: list[Table], figures: list[Figure]
 ) -> str:
-    """One self-contained page: no script, no request beyond the file itself (images are inlined)."""
+    """One offline page: no script, no request beyond the file itself and the figures' PNGs beside it (written
+    with it, so the folder is the dashboard)."""
     nav = _nav_html(links) if links else ""
     images = "".join(
         f'<figure id="{html.escape(f.name)}" data-metrics="{html.escape(_pairs(f.drawn))}" '
         f'data-ceilings="{html.escape(_pairs(f.ceilings))}">'
-        f'<img alt="{html.escape(f.name)}" src="data:image/png;base64,{base64.b64encode(f.png).decode()}">'
+        f'<img alt="{html.escape(f.name)}" src="{html.escape(f.name)}">'
         f"<figcaption><b>{html.escape(f.name)}</b>: {html.escape(f.caption)}</figcaption></figure>"
         for f in figures
     )
