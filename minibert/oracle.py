@@ -67,8 +67,10 @@ def _parts(language: Language, recipe: MaskingRecipe, inputs: np.ndarray, causal
 
 
 def _cached(key_parts: tuple, arrays: tuple[np.ndarray, ...], compute):
+    """compute(), or its result for equal key parts and arrays (by shape, dtype and content) computed before."""
     digest = hashlib.sha256(repr(key_parts).encode())
     for a in arrays:
+        digest.update(repr((a.shape, a.dtype.str)).encode())
         digest.update(np.ascontiguousarray(a).tobytes())
     key = digest.hexdigest()
     if key not in _CACHE:

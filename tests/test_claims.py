@@ -14,9 +14,8 @@ from minibert.ablation.report import claim_by_seed
 pytestmark = pytest.mark.slow
 
 
-def test_default_grid_runs_under_five_minutes_and_every_run_succeeds(default_grid):
+def test_every_run_of_the_default_grid_succeeds(default_grid):
     assert default_grid.returncode == 0, default_grid.stderr
-    assert default_grid.wall_time_s < 300
 
 
 def test_every_claim_holds_on_every_seed(default_grid, root):

@@ -2,7 +2,6 @@
 ceilings of the seed's validation set."""
 
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -140,13 +139,37 @@ def test_one_blank_in_an_otherwise_clean_dyck_word_is_certain_bidirectionally_bu
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_grades_a_2000_sentence_dyck_validation_set_in_a_few_seconds(causal):
-    lang, recipe = Dyck(), MaskingRecipe()
+def test_the_cache_answers_the_same_questions_and_only_those(causal):
+    """Keyed by content: equal arrays (new objects) hit; another language, recipe, form, or one changed
+    token or label miss."""
+    lang, recipe = Dyck(length=12), MaskingRecipe()
     rng = np.random.default_rng(11)
-    masked = recipe.apply(lang.sample(rng, 2000), rng, lang)
-    start = time.perf_counter()
-    credit = mlm_credit(lang, recipe, masked.inputs, masked.labels, causal=causal)
-    assert time.perf_counter() - start < 5.0
-    start = time.perf_counter()
-    again = mlm_credit(lang, recipe, masked.inputs, masked.labels, causal=causal)  # cached by content
-    assert time.perf_counter() - start < 0.5 and again is credit
+    masked = recipe.apply(lang.sample(rng, 40), rng, lang)
+    inputs, labels = masked.inputs, masked.labels
+    credit = mlm_credit(lang, recipe, inputs, labels, causal=causal)
+    assert mlm_credit(lang, recipe, inputs.copy(), labels.copy(), causal=causal) is credit
+    graded = np.argwhere((labels >= 0) & (inputs != labels))[0]  # a hidden or replaced token
+    other_label = labels.copy()
+    other_label[tuple(graded)] = (labels[tuple(graded)] % (lang.vocab_size - 2)) + 1
+    changed_input = inputs.copy()
+    changed_input[tuple(graded)] = labels[tuple(graded)]  # the graded token shown
+    misses = [
+        (Dyck(length=12, max_depth=8), recipe, inputs, labels, causal),  # a deeper bound explains them too
+        (lang, MaskingRecipe(p_mask=0.7, p_random=0.2), inputs, labels, causal),
+        (lang, recipe, inputs, labels, not causal),
+        (lang, recipe, changed_input, labels, causal),
+        (lang, recipe, inputs, other_label, causal),
+    ]
+    for args in misses:
+        again = mlm_credit(*args[:4], causal=args[4])
+        assert again is not credit
+    np.testing.assert_array_equal(mlm_credit(lang, recipe, inputs, labels, causal=causal), credit)
+
+
+def test_the_cache_key_holds_the_arrays_shapes_and_dtypes_not_only_their_bytes():
+    from minibert.oracle import _cached
+
+    calls = []
+    for a in (np.zeros((2, 3), np.int64), np.zeros((3, 2), np.int64), np.zeros((2, 6), np.int32)):  # same bytes
+        _cached(("shape test",), (a,), lambda a=a: calls.append(a.shape) or a.shape)
+    assert calls == [(2, 3), (3, 2), (2, 6)]

@@ -48,8 +48,6 @@ def test_wandb_without_key_or_network_finishes_offline(tmp_path):
     assert seconds < HANG
     (summary,) = summaries(root)
     assert summary["step"] == 20 and "val/acc" in summary
-    # setup to end of fit, wandb's start-up included, is a few seconds on an idle laptop; allow for a busy one
-    assert summary["wall_time_s"] < 15
     (offline_run,) = (root / "wandb").glob("offline-run-*")  # offline, and under the run's root directory
     assert list(offline_run.glob("run-*.wandb"))
 

@@ -2,7 +2,7 @@
 process): the fixed cost of a one-step run, with the CLI's parser built anew for every run (as before) and
 reused from the previous run (as now), alternating so that both see the same machine.
 
-    python scripts/bench_startup.py --repeats 6
+    python benchmarks/bench_startup.py --repeats 6
 
 Prints a Markdown table: median seconds per one-step run (parse, build, validate twice, write), each way,
 and their ratio. One torch thread, like the workers.

@@ -1,7 +1,7 @@
 """Time and peak memory of grading one validation set with Dyck's exact oracle, for a length and a form.
 
-    python scripts/bench_oracle.py --length 128 --sentences 2000            # bidirectional
-    python scripts/bench_oracle.py --length 128 --sentences 2000 --causal
+    python benchmarks/bench_oracle.py --length 128 --sentences 2000            # bidirectional
+    python benchmarks/bench_oracle.py --length 128 --sentences 2000 --causal
 
 Prints the measured wall time and the peak resident memory the grading added (sampled every millisecond),
 next to the estimates `Dyck.oracle_cost` starts from (docs/languages.md, "Its cost").

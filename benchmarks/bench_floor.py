@@ -1,10 +1,10 @@
 """Floor: the kernels of one project model step replayed alone, against the step that twice the plain loop's
 utilisation needs; where that time goes, kernel by kernel; and the step with the encoder under torch.compile.
 
-    python scripts/bench_floor.py                # CPU, one thread, default size; writes results/bench_floor.md
-    python scripts/bench_floor.py --accelerator gpu --precision bf16-mixed --width 256 --batch-size 512
+    python benchmarks/bench_floor.py                # CPU, one thread, default size; writes results/bench_floor.md
+    python benchmarks/bench_floor.py --accelerator gpu --precision bf16-mixed --width 256 --batch-size 512
 
-1. Budget: the project's model step and the plain loop's alternate (A B A B ..., scripts/bench_steps.py);
+1. Budget: the project's model step and the plain loop's alternate (A B A B ..., benchmarks/bench_steps.py);
    utilisation_project >= 2 x utilisation_plain  <=>  t_project <= t_plain x flops_project / (2 flops_plain).
 2. Floor: the ATen kernels of one project model step (forward, backward, AdamW) are recorded with their
    arguments and replayed back to back (all of them, then the GEMMs and fused attention alone) with no Python
@@ -29,7 +29,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_map
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]  # run from a checkout without installing; bench_steps is here
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # run from a checkout without installing; bench_steps is here
 
 import bench_steps  # noqa: E402
 
@@ -162,7 +162,7 @@ def report(args, alternated: dict, floor: dict, compiled: dict | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = bench_steps.parser("scripts/bench_floor.py", __doc__, out="results/bench_floor.md")
+    p = bench_steps.parser("benchmarks/bench_floor.py", __doc__, out="results/bench_floor.md")
     p.add_argument("--steps", type=int, default=100, help="timed steps per block of each alternation")
     p.add_argument("--replays", type=int, default=200, help="replays of the recorded step")
     p.add_argument(

@@ -1,4 +1,4 @@
-"""The training steps that scripts/bench.py and scripts/bench_floor.py time, their clocks and their options.
+"""The training steps that benchmarks/bench.py and benchmarks/bench_floor.py time, their clocks and their options.
 
 - `ProjectModelStep`: minibert's step without the Trainer: a MaskedLM batch (numpy, on this thread), the
   EncoderModule's forward through its objective, backward, and the module's own optimizer.

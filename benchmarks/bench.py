@@ -1,12 +1,12 @@
 """Benchmark: minibert's pre-training step against a plain PyTorch loop, utilisation, data rate, scaling.
 
-    python scripts/bench.py                      # CPU, one thread, default size; writes results/bench.md
-    python scripts/bench.py --accelerator gpu --precision bf16-mixed --width 256 --batch-size 512
+    python benchmarks/bench.py                      # CPU, one thread, default size; writes results/bench.md
+    python benchmarks/bench.py --accelerator gpu --precision bf16-mixed --width 256 --batch-size 512
 
 What is measured, all in one run (and written, with the machine's core count and this command, to `--out`):
 1. Step time. A = the project exactly as users run it: `MiniBertCLI` on configs/pretrain.yaml (EncoderModule,
    StreamDataModule, CategoryAccuracy, CSV logging, progress bar, RunSummary). B = `PlainLoop`, the same model
-   written plainly in scripts/bench_steps.py. A and B alternate (A B A B ...); each run's step time is the
+   written plainly in benchmarks/bench_steps.py. A and B alternate (A B A B ...); each run's step time is the
    median interval between consecutive step ends after `--warmup` steps; the table gives medians over repeats.
 2. Utilisation: training FLOPs per step (forward + backward, `FlopCounterMode`, attention counted through
    its math decomposition because the fused CPU kernel is not counted) / step time / the matmul rate of
@@ -14,7 +14,7 @@ What is measured, all in one run (and written, with the machine's core count and
 3. Data: freshly masked sentences per second from each pipeline alone.
 4. Scaling: model step (data + forward + backward + optimizer, no Trainer) of both at longer sequences
    and wider models, next to the FLOPs, so one sees where arithmetic takes over from per-step overhead.
-The kernel floor and the torch.compile probe are scripts/bench_floor.py.
+The kernel floor and the torch.compile probe are benchmarks/bench_floor.py.
 Anything after the NOTES marker in an existing `--out` file is kept (the hand-written analysis).
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]  # run from a checkout without installing; bench_steps is here
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # run from a checkout without installing; bench_steps is here
 
 import bench_steps  # noqa: E402
 
@@ -160,7 +160,7 @@ def report(args, rate: float, h2h: dict, data: tuple, rows: list) -> str:
         f"utilisation project / plain (median over repeats): **{util_ratio:.2f}x**. Matmul rate per repeat: "
         f"{', '.join(f'{r / 1e9:.0f}' for r in h2h['rates'])} GFLOP/s.",
         "",
-        "The kernels of this step alone, and the step under torch.compile: `python scripts/bench_floor.py` "
+        "The kernels of this step alone, and the step under torch.compile: `python benchmarks/bench_floor.py` "
         "([`bench_floor.md`](bench_floor.md)).",
         "",
         "## Data pipeline alone (batch 64)",
@@ -204,7 +204,7 @@ def ablation_wall_time(report: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = bench_steps.parser("scripts/bench.py", __doc__, out="results/bench.md")
+    p = bench_steps.parser("benchmarks/bench.py", __doc__, out="results/bench.md")
     p.add_argument("--config", default="configs/pretrain.yaml")
     p.add_argument("--steps", type=int, default=150, help="timed steps per run")
     p.add_argument("--warmup", type=int, default=30, help="untimed steps at the start of each run")
