@@ -109,3 +109,17 @@ def test_negative_workers_raise():
 def test_setup_without_a_source_says_what_to_do():
     with pytest.raises(RuntimeError, match="source is not set: give it the objective the model trains"):
         StreamDataModule().setup("fit")
+
+
+@pytest.mark.parametrize(("val_size", "world", "ok"), [(100, 2, True), (101, 2, False), (99, 3, True), (100, 3, False)])
+def test_a_validation_set_that_processes_cannot_share_evenly_is_refused(val_size, world, ok):
+    """Under DDP each process grades val_size / world examples; a remainder would be padded by the
+    sampler and graded twice, so it is refused at set-up."""
+    data = StreamDataModule(source=MaskedLM(), val_size=val_size)
+    data.trainer = type("Trainer", (), {"world_size": world})()
+    if ok:
+        data.setup("fit")
+        assert len(data.val_set) == val_size
+    else:
+        with pytest.raises(ValueError, match=f"val_size={val_size} is not allowed with {world} processes"):
+            data.setup("fit")

@@ -34,3 +34,15 @@ def test_sep_is_not_a_closer():
     sep_id = NextSentence().sep_id
     assert sep_id == 18  # one past the default vocabulary
     assert not LANG.is_closer(np.array([sep_id])).any()
+
+
+def test_combined_refuses_objectives_on_different_languages():
+    import pytest
+
+    from minibert.languages import Dyck
+    from minibert.objectives.combined import Combined
+
+    same = Combined({"mlm": MaskedLM(), "nsp": NextSentence()})
+    assert same.language == BracketPairs()
+    with pytest.raises(ValueError, match="Combined.objectives are not allowed to differ in language"):
+        Combined({"mlm": MaskedLM(language=Dyck()), "nsp": NextSentence()})

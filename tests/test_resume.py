@@ -90,3 +90,26 @@ def test_killed_run_resumes_bit_identical(tmp_path):
     want_opt, got_opt = want_ckpt["optimizer_states"][0]["state"], got_ckpt["optimizer_states"][0]["state"]
     assert all(torch.equal(want_opt[i][m], got_opt[i][m]) for i in want_opt for m in ("exp_avg", "exp_avg_sq"))
     assert want_ckpt["lr_schedulers"][0]["last_epoch"] == got_ckpt["lr_schedulers"][0]["last_epoch"] == MAX_STEPS
+
+
+def test_resume_with_gradient_accumulation_continues_the_same_batches(tmp_path):
+    """With accumulate_grad_batches=2 every optimizer step eats two batches: a run resumed from its step-20
+    checkpoint must pick the stream up at batch 40 (not 20) to end with the uninterrupted run's weights."""
+    keep_all = tmp_path / "keep_all.yaml"
+    keep_all.write_text(
+        "trainer:\n  callbacks:\n    - class_path: lightning.pytorch.callbacks.ModelCheckpoint\n"
+        "      init_args: {save_top_k: -1, every_n_train_steps: 20, filename: '{step}'}\n"
+    )
+    args = ["--trainer.max_steps=40", "--trainer.accumulate_grad_batches=2", "--trainer.val_check_interval=40",
+            "--data.val_size=100"]  # fmt: skip
+    from minibert.training.fit import fit
+
+    reference = fit(["configs/pretrain.yaml", keep_all], args, root_dir=tmp_path / "reference")
+    (at_20,) = Path(reference["log_dir"]).rglob("step=20.ckpt")
+    (at_40,) = Path(reference["log_dir"]).rglob("step=40.ckpt")
+    assert checkpoint_step(at_20) == 20
+    resumed = fit(["configs/pretrain.yaml", keep_all], [*args, f"--ckpt_path={at_20}"], root_dir=tmp_path / "resumed")
+    (got,) = Path(resumed["log_dir"]).rglob("step=40.ckpt")
+    want_w, got_w = weights(at_40), weights(got)
+    assert want_w.keys() == got_w.keys() and all(torch.equal(want_w[k], got_w[k]) for k in want_w)
+    assert resumed["val/acc"] == reference["val/acc"]

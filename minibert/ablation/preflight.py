@@ -134,4 +134,3 @@ def _stand_in(cli, tmp: str, run: Run) -> Path:
     path = Path(tmp) / f"{run.experiment.name.replace('/', '_')}-stand-in.ckpt"
     torch.save({"state_dict": cli.model.state_dict(), "encoder_config": asdict(cli.model.encoder_config)}, path)
     return path
-

@@ -43,8 +43,9 @@ __all__ = ["Results", "claim_by_seed", "write_report", "sibling_dashboards"]
 
 INTERVALS = (
     "Intervals are 95%: each accuracy's mean over seeds, with a Wilson-type interval whose variance adds the "
-    "seeds' spread (s²/S) and the validation set's binomial sampling error (p(1-p)/n), with Student's t at "
-    "the Welch-Satterthwaite degrees of freedom; it never leaves [0, 1]. Where every seed graded a validation "
+    "seeds' spread (s²/S) and the validation set's binomial sampling error (p(1-p)/n), the seeds' part "
+    "taken at Student's t on S-1 degrees of freedom and the sampling part at 1.96; it never leaves [0, 1]. "
+    "Where every seed graded a validation "
     "set of its own (`data.val_seed: null`), that error is already in the seeds' spread and is not added "
     "again. Differences (claims, gaps to the ceiling, the write-up) are paired by seed on the same validation "
     "questions. A ceiling is a bound: the best accuracy any predictor can reach on those questions (overall, on "
