@@ -3,6 +3,7 @@ results, mistyped grids, unwritable folders, and submitit's local backend."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -382,3 +383,42 @@ def test_executor_slurm_without_slurm_is_one_line_with_status_3_before_anything_
     line = result.stderr.strip()
     assert "\n" not in line and "needs SLURM" in line and "no sbatch on PATH" in line, line
     assert not out.exists()
+
+
+def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
+    """PR_SET_PDEATHSIG: SIGKILL on the runner process only (not its group) still ends its workers, so no
+    orphan finishes a run behind a killed runner's back."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    script = (
+        "import os, time\n"
+        "from minibert.ablation.executors import LocalPool\n"
+        "pool = LocalPool(2)\n"
+        "pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
+        "jobs = [pool.submit(time.sleep, 600) for _ in range(2)]\n"
+        "print(*pids, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    runner = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)  # fmt: skip
+    workers = [int(p) for p in runner.stdout.readline().split()]
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state not in ("Z", "X")  # a zombie has exited
+
+    try:
+        assert workers and all(alive(p) for p in workers)
+        os.kill(runner.pid, signal.SIGKILL)  # the runner alone: its workers get no signal from us
+        runner.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while any(alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(p) for p in workers), "a worker outlived its runner"
+    finally:
+        for p in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from minibert.languages.base import SPECIALS
 from minibert.model import Encoder, EncoderConfig, count_parameters
 from minibert.objectives.grammaticality import GRAMMATICAL, UNGRAMMATICAL, Grammaticality
 from minibert.training.checkpoints import last_checkpoint
@@ -145,3 +146,26 @@ def test_grammaticality_data_is_balanced_with_exactly_one_wrong_closer_in_negati
     pairs = np.bincount((where[labels == UNGRAMMATICAL] - 2) // 2, minlength=n_pairs)
     assert np.all(np.abs(pairs - 250) < 5 * np.sqrt(2000 * (1 / 8) * (7 / 8)))
     assert (wrong.argmax(1)[labels == UNGRAMMATICAL] == (where[labels == UNGRAMMATICAL] - 2) // 2).all()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_classifier_reads_the_row_that_has_seen_the_whole_sentence(causal):
+    """Bidirectional: the [CLS] row (row 0). Causal: the last row, since a causal [CLS] sees only itself.
+    Either way the features change when any token changes, the first and the last included."""
+    torch.manual_seed(0)
+    task = Grammaticality()
+    config = task.configure_encoder(EncoderConfig(causal=causal))
+    encoder = Encoder(config).eval()
+    task.build(config)
+    assert task.readout == (-1 if causal else 0)
+    ids = torch.from_numpy(task.language.sample(np.random.default_rng(0), 4))
+    with torch.no_grad():
+        base = task.features(encoder, ids)
+        for position in (1, ids.shape[1] - 1):
+            changed = ids.clone()
+            first = len(SPECIALS)  # content tokens follow the specials
+            changed[:, position] = torch.where(ids[:, position] == first, first + 1, first)  # another token
+            assert not torch.allclose(task.features(encoder, changed), base), position
+        if causal:  # and row 0 would not have: it is the same for every sentence
+            rows = encoder(ids)[:, 0]
+            assert torch.allclose(rows, rows[:1].expand_as(rows))
