@@ -1,6 +1,11 @@
 """One way to check a setting: `check(owner, name, value, allowed)` fails with one line that names the
 setting, the value given and what is allowed.
 
+Why not jsonargparse's restricted types (`PositiveInt`, `ClosedUnitInterval`, ...) in the signatures: the
+languages, objectives and `EncoderConfig` are also built directly from Python (tests, plug-ins, notebooks),
+where an annotation checks nothing, so the check must run in `__init__` anyway; and one check there gives
+the same one-line message from the CLI and from Python.
+
 Example:
     >>> check("EncoderConfig", "width", 32, POSITIVE_INT)
     >>> check("EncoderConfig", "width", 0, POSITIVE_INT)

@@ -1,6 +1,11 @@
-"""Give runs finished before ceilings became bounds the names the metric code uses now, without retraining.
+"""Bring the summaries of runs made by older code up to what the reports read now, without retraining.
 
-Those runs logged `val/<head>ceiling/acc_<c>` and `val/<head>gap/acc_<c>` for every category. On a category
+1. Runs finished before each summary said what its accuracies mean get `scoreboards` (measure, chance,
+   categories: minibert.objectives.Scoreboard), from the objective their saved config.yaml names, built
+   again as the run built it.
+2. Runs finished before ceilings became bounds get the names the metric code uses now.
+
+For 2: those runs logged `val/<head>ceiling/acc_<c>` and `val/<head>gap/acc_<c>` for every category. On a category
 the model's input does not decide, that figure is the Bayes predictor's own accuracy (the same number the
 code now logs as `val/<head>bayes/acc_<c>`), not a bound, and the gap to it is no gap. This renames the
 first and drops the second in each run's summary.json, marks the summary `relabelled`, and leaves every other
@@ -21,8 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+import yaml  # noqa: E402
+from jsonargparse import ArgumentParser  # noqa: E402
+
 from minibert.atomic_writes import write_json  # noqa: E402
 from minibert.masking import INPUT_CATEGORIES  # noqa: E402
+from minibert.objectives.base import Objective  # noqa: E402
+from minibert.training import cli  # noqa: E402, F401  (its parsing settings: plug-in masking recipes)
 
 NOTE = "val/.../ceiling/acc_<c> -> val/.../bayes/acc_<c> on categories the input does not decide (gap dropped)"
 _CEILING = re.compile(r"^(?P<head>val/(?:[A-Za-z0-9_]+/)*?)ceiling/acc_(?P<cat>.+)$")
@@ -45,6 +55,18 @@ def relabel(summary: dict) -> dict:
     return out
 
 
+def scoreboards(config_path: Path, cache: dict) -> dict:
+    """What a run's accuracies mean, from the objective in its saved config.yaml (built once per config)."""
+    objective = yaml.safe_load(config_path.read_text())["model"]["init_args"]["objective"]
+    key = json.dumps(objective, sort_keys=True)
+    if key not in cache:
+        parser = ArgumentParser(exit_on_error=False)
+        parser.add_argument("--objective", type=Objective)
+        built = parser.instantiate(parser.parse_object({"objective": objective})).objective
+        cache[key] = {prefix: board.describe() for prefix, board in built.scoreboards().items()}
+    return cache[key]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="the --out that scripts/ablate.py wrote the grid's runs to")
@@ -53,13 +75,21 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         print(f"relabel_references.py: error: no run summaries under {args.out}/runs", file=sys.stderr)
         return 2
-    changed = 0
+    relabelled, described, cache = 0, 0, {}
     for path in paths:
         summary = json.loads(path.read_text())
+        before = dict(summary)
+        if "scoreboards" not in summary:
+            log_dir = path.parent / summary.get("log_dir", ".")  # the runner's copy names the run's log folder
+            summary["scoreboards"] = scoreboards(log_dir / "config.yaml", cache)
+            described += 1
         if "relabelled" not in summary and not any("/bayes/" in k for k in summary):  # made by older code
-            write_json(path, relabel(summary))
-            changed += 1
-    print(f"relabelled {changed} of {len(paths)} run summaries under {args.out}")
+            renamed = relabel(summary)
+            if set(renamed) - {"relabelled"} != set(summary):  # a task's ceilings are bounds: nothing to rename
+                summary, relabelled = renamed, relabelled + 1
+        if summary != before:
+            write_json(path, summary)
+    print(f"described {described} and relabelled {relabelled} of {len(paths)} run summaries under {args.out}")
     return 0
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from minibert.languages import BracketPairs
+from minibert.languages import BracketPairs, Dyck
 from minibert.masking import MLM_CATEGORIES, MaskingRecipe, categories
 from minibert.objectives import MaskedLM, NextSentence, Scoreboard
+from minibert.objectives.next_token import NextTokenLM
 from minibert.training.module import EncoderModule
 
 LANG = BracketPairs()
@@ -27,7 +29,19 @@ def test_partner_categories_match_the_fixed_partner_index_on_plain_sentences():
 def test_mlm_keeps_its_single_unprefixed_scoreboard():
     module = EncoderModule(objective=MaskedLM())
     assert module.metric_prefixes == ("",)
-    assert MaskedLM().scoreboards() == {"": Scoreboard(MLM_CATEGORIES, ("kind_mask",))}
+    assert MaskedLM().scoreboards() == {"": Scoreboard(MLM_CATEGORIES, ("kind_mask",), "cloze", 1 / 8)}
+
+
+@pytest.mark.parametrize(("kinds", "chance"), [(8, 1 / 8), (4, 1 / 4), (2, 1 / 2)])
+def test_a_token_guess_that_sees_only_the_position_scores_one_in_the_language_kinds(kinds, chance):
+    """Chance comes from the language, not a constant: checked against the guess itself, on samples."""
+    lang = BracketPairs(kinds=kinds)
+    ids = lang.sample(np.random.default_rng(0), 20000)[:, 1:]  # content positions
+    best = [np.bincount(ids[:, t]).max() / len(ids) for t in range(ids.shape[1])]  # best fixed guess per position
+    assert np.allclose(best, chance, atol=0.02)
+    for objective in (MaskedLM(language=lang), NextTokenLM(language=lang)):
+        assert objective.scoreboards()[""].chance == pytest.approx(chance)
+    assert MaskedLM(language=Dyck()).scoreboards()[""].chance is None  # not stated: its exact ceiling says more
 
 
 def test_sep_is_not_a_closer():
@@ -37,12 +51,9 @@ def test_sep_is_not_a_closer():
 
 
 def test_combined_refuses_objectives_on_different_languages():
-    import pytest
-
-    from minibert.languages import Dyck
     from minibert.objectives.combined import Combined
 
-    same = Combined({"mlm": MaskedLM(), "nsp": NextSentence()})
+    same = Combined({"nsp": NextSentence(), "mlm": MaskedLM()})
     assert same.language == BracketPairs()
     with pytest.raises(ValueError, match="Combined.objectives are not allowed to differ in language"):
-        Combined({"mlm": MaskedLM(language=Dyck()), "nsp": NextSentence()})
+        Combined({"nsp": NextSentence(), "mlm": MaskedLM(language=Dyck())})

@@ -122,3 +122,13 @@ def test_the_default_grid_reports_the_pretraining_table_next_to_the_write_up(roo
     losses = {(r[0].text, h): c.text for t in other_tables(experiments, results) for r in t.rows
               for h, c in zip(t.header, r)}  # fmt: skip
     assert losses[("pretrain/causal", "val/loss")].startswith("0.5")
+
+
+def test_the_summary_says_what_each_accuracy_means(short_run):
+    """Reports read a metric's meaning from here (minibert.objectives.Scoreboard), never from class names."""
+    from minibert.masking import MLM_CATEGORIES
+
+    ((prefix, board),) = short_run["scoreboards"].items()
+    assert prefix == "" and board["measure"] == "cloze" and board["chance"] == 1 / 8
+    assert board["categories"] == list(MLM_CATEGORIES) and board["input_categories"] == ["kind_mask"]
+    assert all(f"val/acc_{c}" in short_run for c in board["categories"])

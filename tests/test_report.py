@@ -12,24 +12,30 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import yaml
 
 from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
 from minibert.ablation.report import write_report
+from minibert.ablation.results import Results
 from minibert.ablation.runner import Run
+from minibert.languages import BracketPairs, Dyck
+from minibert.objectives import MaskedLM, NextSentence
+from minibert.objectives.combined import Combined
+from minibert.objectives.grammaticality import Grammaticality
+from minibert.objectives.next_token import NextTokenLM
+from minibert.objectives.rtd import ReplacedTokenDetection
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = (0, 1, 2)
 DYCK_CATS = ("opener", "closer", "partner_visible", "partner_hidden", "kind_mask", "kind_random", "kind_kept",
              "dist_1", "dist_2_3", "dist_4_7", "dist_8_plus", "depth_1", "depth_2")  # fmt: skip
-OBJECTIVE = {
-    "pretrain/dyck": "minibert.objectives.MaskedLM",
-    "pretrain/bert": "minibert.objectives.Combined",
-    "pretrain/rtd": "minibert.objectives.ReplacedTokenDetection",
-    "pretrain/next_token": "minibert.objectives.NextToken",
-    "break/mask_only": "minibert.objectives.MaskedLM",
-    "finetune/full": "minibert.training.finetune.Grammaticality",
+OBJECTIVE = {  # what each synthetic experiment's summary says its accuracies mean (its objective's scoreboards)
+    "pretrain/dyck": MaskedLM(language=Dyck()),
+    "pretrain/bert": Combined({"nsp": NextSentence(), "mlm": MaskedLM()}),
+    "pretrain/rtd": ReplacedTokenDetection(),
+    "pretrain/next_token": NextTokenLM(),
+    "break/mask_only": MaskedLM(),
+    "finetune/full": Grammaticality(),
 }
 
 
@@ -67,11 +73,9 @@ def fake_run(tmp: Path, e: Experiment, seed: int) -> Run:
     run = Run(e, seed, f"k{seed}", tmp / "runs" / e.name / f"seed{seed}")
     log_dir = run.run_dir / "log"
     log_dir.mkdir(parents=True)
-    summary = {**summaries(e.name, seed), "log_dir": "log", "checkpoint": "log/last.ckpt", "code": {}}
-    config = {"model": {"init_args": {"objective": {"class_path": OBJECTIVE[e.name]}}}}
-    if e.name == "pretrain/dyck":
-        config["model"]["init_args"]["objective"]["init_args"] = {"language": {"class_path": "minibert.languages.Dyck"}}
-    (log_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    boards = {prefix: b.describe() for prefix, b in OBJECTIVE[e.name].scoreboards().items()}
+    summary = {**summaries(e.name, seed), "log_dir": "log", "checkpoint": "log/last.ckpt", "code": {},
+               "scoreboards": boards}  # fmt: skip
     heads = sorted({m.rsplit("acc", 1)[0] + "acc" for m in summary if re.fullmatch(r"val/(\w+/)?acc", m)})
     with open(log_dir / "metrics.csv", "w", newline="") as f:
         writer = csv.writer(f)
@@ -263,3 +267,26 @@ def test_a_claim_whose_interval_holds_zero_never_reads_holds(lower, higher, verd
     assert row["verdict"] == verdict
     half, mde = float(row["±"]), float(row["detectable"])
     assert 0 < half < mde  # the detectable difference is wider than the interval's half-width
+
+
+def test_a_plugin_category_reads_as_its_board_declares_and_chance_follows_the_language(tmp_path):
+    """Reports take a metric's meaning from the run's summary, never from class names: a plug-in's own
+    category gets its family and label, and chance for token prediction is 1 in the language's kinds."""
+    e = Experiment("pretrain/plug", "pretrain", ("c.yaml",))
+    run = fake_run(tmp_path, Experiment("break/mask_only", "pretrain", ("c.yaml",)), 0)
+    summary = json.loads((run.run_dir / "summary.json").read_text())
+    summary["val/acc_rare"], summary["val/n_rare"] = 0.4, 50
+    four = MaskedLM(language=BracketPairs(kinds=4)).scoreboards()[""]
+    board = four._replace(categories=(*four.categories, "rare"), labels=(("rare", "frequency", "rare token"),))
+    summary["scoreboards"] = {"": board.describe()}
+    moved = Run(e, 0, "k0", tmp_path / "runs" / e.name / "seed0")
+    moved.run_dir.parent.mkdir(parents=True)
+    run.run_dir.rename(moved.run_dir)
+    (moved.run_dir / "summary.json").write_text(json.dumps(summary))
+    (b,) = Results.collect([moved]).boards([e])
+    assert b.measure.name == "cloze" and b.measure.chance == 0.25 and b.measure.chance_label == "chance (1 of 4 kinds)"
+    assert (b.measure.family("rare"), b.measure.label("rare")) == ("frequency", "rare token")
+    assert list(b.categories)[-1] == "rare"  # its own family sorts before 'other', after the known ones
+    write_report(tmp_path / "out", Grid((e,), path="g.yaml"), [e], [moved], [], links={})
+    md = (tmp_path / "out" / "ablation.md").read_text()
+    assert "rare token" in md and "Chance (1 of 4 kinds): 25.0%" in md

@@ -85,70 +85,87 @@ FAMILY_TITLES = {
 _BIN = re.compile(r"^(?P<family>dist|depth)_(?P<lo>\d+)(?:_(?P<hi>\d+|plus))?$")
 
 
-def family(category: str) -> str:
-    if category in _CATEGORIES:
-        return _CATEGORIES[category][0]
-    m = _BIN.match(category)
-    return {"dist": "distance", "depth": "depth"}[m["family"]] if m else "other"
-
-
-def label(category: str, short: bool = False) -> str:
-    """A readable label: 'kind_kept' -> 'kept token', 'dist_2_3' -> 'distance 2–3' ('2–3' when `short`, for
-    a panel already titled by its family), 'dist_8_plus' -> 'distance 8+'."""
-    if category in _CATEGORIES:
-        return _CATEGORIES[category][1]
-    m = _BIN.match(category)
-    if m is None:
-        return category.replace("_", " ")
-    span = m["lo"] if m["hi"] is None else f"{m['lo']}+" if m["hi"] == "plus" else f"{m['lo']}–{m['hi']}"
-    return span if short else f"{'distance' if m['family'] == 'dist' else 'depth'} {span}"
-
-
-def sort_key(category: str) -> tuple:
-    """Families in FAMILIES order; inside one, the order above, bins by their lower edge."""
-    fam = family(category)
-    m = _BIN.match(category)
-    order = list(_CATEGORIES).index(category) if category in _CATEGORIES else 0
-    return FAMILIES.index(fam), int(m["lo"]) if m else 0, order, category
+def _bin(category: str) -> re.Match | None:
+    return _BIN.match(category)
 
 
 @dataclass(frozen=True)
 class Measure:
-    """What a head's accuracy measures; accuracies of different measures never share an axis."""
+    """What a head's accuracy measures (from the run's summary: minibert.objectives.Scoreboard), and how its
+    categories read; accuracies of different measures never share an axis."""
 
     name: str  # file-name friendly
     title: str
-    chance: float | None  # the accuracy of a guess that ignores the input, where the task defines one
+    chance: float | None  # the accuracy of a guess that sees nothing but the position, where the task defines one
     chance_label: str = "chance"
+    labels: tuple[tuple[str, str, str], ...] = ()  # (category, family, label) for categories of a plug-in's own
+
+    def _own(self, category: str) -> tuple[str, str] | None:
+        return next(((f, lab) for c, f, lab in self.labels if c == category), None)
+
+    def family(self, category: str) -> str:
+        if (own := self._own(category)) is not None:
+            return own[0]
+        if category in _CATEGORIES:
+            return _CATEGORIES[category][0]
+        m = _bin(category)
+        return {"dist": "distance", "depth": "depth"}[m["family"]] if m else "other"
+
+    def label(self, category: str, short: bool = False) -> str:
+        """A readable label: 'kind_kept' -> 'kept token', 'dist_2_3' -> 'distance 2–3' ('2–3' when `short`,
+        for a panel already titled by its family), 'dist_8_plus' -> 'distance 8+'."""
+        if (own := self._own(category)) is not None:
+            return own[1]
+        if category in _CATEGORIES:
+            return _CATEGORIES[category][1]
+        m = _bin(category)
+        if m is None:
+            return category.replace("_", " ")
+        span = m["lo"] if m["hi"] is None else f"{m['lo']}+" if m["hi"] == "plus" else f"{m['lo']}–{m['hi']}"
+        return span if short else f"{'distance' if m['family'] == 'dist' else 'depth'} {span}"
+
+    def sort_key(self, category: str) -> tuple:
+        """Families in FAMILIES order (a plug-in's own before 'other'); inside one, the order above, bins by
+        their lower edge."""
+        fam = self.family(category)
+        m = _bin(category)
+        order = list(_CATEGORIES).index(category) if category in _CATEGORIES else 0
+        rank = FAMILIES.index(fam) if fam in FAMILIES else FAMILIES.index("other") - 0.5
+        return rank, int(m["lo"]) if m else 0, order, category
 
 
-MEASURES = {
-    "cloze": Measure("cloze", "cloze accuracy (predicting the hidden token)", 1 / 8, "chance (1 of 8 kinds)"),
-    "next_token": Measure("next_token", "next-token accuracy (left context only)", 1 / 8, "chance (1 of 8 kinds)"),
-    "nsp": Measure("nsp", "next-sentence prediction accuracy (is B the sentence after A?)", 0.5),
-    "detection": Measure("detection", "replaced-token detection accuracy (ELECTRA's discriminator)", None),
-    "grammaticality": Measure("grammaticality", "grammaticality accuracy (fine-tuned [CLS] classifier)", 0.5),
+_PLAIN = Measure("accuracy", "accuracy", None)
+
+
+def family(category: str, measure: Measure = _PLAIN) -> str:
+    return measure.family(category)
+
+
+def label(category: str, short: bool = False, measure: Measure = _PLAIN) -> str:
+    return measure.label(category, short)
+
+
+def sort_key(category: str, measure: Measure = _PLAIN) -> tuple:
+    return measure.sort_key(category)
+
+
+_TITLES = {
+    "cloze": "cloze accuracy (predicting the hidden token)",
+    "next_token": "next-token accuracy (left context only)",
+    "nsp": "next-sentence prediction accuracy (is B the sentence after A?)",
+    "detection": "replaced-token detection accuracy (ELECTRA's discriminator)",
+    "grammaticality": "grammaticality accuracy (fine-tuned [CLS] classifier)",
+    "accuracy": "accuracy",
 }
 
 
-def measure_of(prefix: str, categories: set[str], objective: str = "", language: str = "") -> Measure:
-    """The measure of one head's accuracies, from its categories, its prefix and the run's objective class.
-
-    Chance for token prediction is a uniform guess among the bracket language's 8 kinds; for another
-    language it is left out (its oracle ceiling says more)."""
-    if categories & {"is_next", "not_next"} or prefix == "nsp/":
-        m = MEASURES["nsp"]
-    elif categories & {"original", "replaced"}:
-        m = MEASURES["detection"]
-    elif categories & {"grammatical", "ungrammatical"}:
-        m = MEASURES["grammaticality"]
-    elif prefix == "" and "NextToken" in objective:
-        m = MEASURES["next_token"]
-    else:
-        m = MEASURES["cloze"]
-    if m.name in ("cloze", "next_token") and language and "Bracket" not in language:
-        m = Measure(m.name, m.title, None)
-    return m
+def measure(name: str, chance: float | None = None, labels: list | tuple = ()) -> Measure:
+    """The Measure a summary's scoreboard describes: its title by name (a plug-in's own name is its title),
+    and a chance line labelled with what it is."""
+    label = "chance"
+    if chance and name in ("cloze", "next_token") and abs(1 / chance - round(1 / chance)) < 1e-9:
+        label = f"chance (1 of {round(1 / chance)} kinds)"
+    return Measure(name, _TITLES.get(name, name.replace("_", " ")), chance, label, tuple(map(tuple, labels)))
 
 
 HEAD_LABELS = {"": "", "mlm/": "MLM head", "nsp/": "NSP head", "generator/": "generator"}

@@ -79,10 +79,10 @@ def bar_figures(boards: list[Board], baselines: dict[str, list[Board]], seeds_te
 
 def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_text: str) -> Figure:
     measure = members[0].measure
-    cats = sorted({c for b in members for c in b.categories}, key=accuracies.sort_key)
+    cats = sorted({c for b in members for c in b.categories}, key=measure.sort_key)
     panels: dict[str, list[str]] = defaultdict(list)
     for c in cats:
-        panels[accuracies.family(c)].append(c)
+        panels[measure.family(c)].append(c)
     widths = [len(v) * len(members) + 1.5 for v in panels.values()]
     legend_in = 2.4  # inches at the right for the legend
     fig_w = min(18, max(6.5, 1.6 + 0.22 * sum(widths))) + legend_in
@@ -125,10 +125,10 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
                     has["reference"] = True
         if measure.chance is not None:
             ax.axhline(measure.chance, color="#777", ls="--", lw=1, zorder=1)
-        ticks = [accuracies.label(c, short=True).replace(" ", "\n", 1) for c in fam_cats]  # two lines, no overlap
+        ticks = [measure.label(c, short=True).replace(" ", "\n", 1) for c in fam_cats]  # two lines, no overlap
         ax.set_xticks(range(len(fam_cats)), ticks, fontsize=9)
         ax.set_xlim(-0.6, len(fam_cats) - 0.4)
-        ax.set_title(accuracies.FAMILY_TITLES[fam], fontsize=10)
+        ax.set_title(accuracies.FAMILY_TITLES.get(fam, fam), fontsize=10)
         ax.set_ylim(0, 1.04)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("accuracy")
@@ -172,7 +172,7 @@ def _bars(group: str, members: list[Board], n_baselines: int, name: str, seeds_t
     if n_baselines:
         notes.append("hatched: " + ", ".join(b.experiment.name for b in members[:n_baselines]) + ", the run the "
                      "group's claims compare against")  # fmt: skip
-    what = f"{group}: {measure.title} per category ({', '.join(accuracies.FAMILY_TITLES[f] for f in panels)})."
+    what = f"{group}: {measure.title} per category ({', '.join(accuracies.FAMILY_TITLES.get(f, f) for f in panels)})."
     figure.caption = what + " " + "; ".join(notes) + "."
     return figure
 
@@ -233,7 +233,7 @@ def curve_figures(boards: list[Board], results: Results) -> list[Figure]:
                 ax.plot(steps, mean, color=colors[b.experiment.name], lw=1.4, ls=ls, marker=".", ms=4)
                 ax.fill_between(steps, lo, hi, color=colors[b.experiment.name], alpha=0.2, lw=0)
                 figure.drawn.add((b.experiment.name, metric))
-            measure = accuracies.MEASURES.get(measure_name) or members[0].measure
+            measure = next(b.measure for b in members if b.measure.name == measure_name)
             ax.set_title(f"validation: {measure.title.split(' (')[0]}", fontsize=10)
             ax.set_ylim(0, 1.02)
         for ax in axes:

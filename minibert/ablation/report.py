@@ -129,13 +129,14 @@ def accuracy_tables(boards: list[Board]) -> list[Table]:
     keys = list(dict.fromkeys((b.experiment.job_type, b.measure.name) for b in boards))
     for job_type, measure_name in keys:
         rows_of = [b for b in boards if (b.experiment.job_type, b.measure.name) == (job_type, measure_name)]
-        cats = sorted({c for b in rows_of for c in b.categories}, key=accuracies.sort_key)
+        measure = rows_of[0].measure
+        cats = sorted({c for b in rows_of for c in b.categories}, key=measure.sort_key)
         header = ["experiment"]
         usual_n = {}  # the question count most rows of a column share: in its header; others in their cells
         for c in cats:
             ns = [round(b.categories[c].n) for b in rows_of if c in b.categories and b.categories[c].n is not None]
             usual_n[c] = Counter(ns).most_common(1)[0][0] if ns else None
-            label = accuracies.label(c)
+            label = measure.label(c)
             header.append(label if usual_n[c] is None else f"{label} (n={usual_n[c]:,})")
         rows = []
         for b in rows_of:

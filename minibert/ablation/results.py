@@ -20,14 +20,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from minibert.ablation import accuracies
 from minibert.ablation.accuracies import AccKey, Measure
 from minibert.ablation.grid import Experiment, MetricRef
 from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval
 from minibert.ablation.runner import DamagedSummary, Run
-from minibert.nested import find
 
 
 def _metrics(summary: dict) -> dict[str, float | None]:
@@ -38,20 +35,6 @@ def _metrics(summary: dict) -> dict[str, float | None]:
 def _seeds(summary: dict) -> dict[str, int]:
     seeds = summary.get("seeds") or {}
     return {f"seeds/{k}": v for k in ("init", "data", "val") if isinstance(v := seeds.get(k), int)}
-
-
-def _run_setup(run: Run, summary: dict) -> tuple[str, str]:
-    """(objective class name, language class name or '') from the config.yaml the run saved."""
-    path = run.path(summary.get("log_dir", "")) / "config.yaml"
-    if not path.is_file():
-        return "", ""
-    config = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
-    names = []
-    for key in ("objective", "language"):
-        found = find(config.get("model"), key)
-        path_ = found.get("class_path", "") if isinstance(found, dict) else ""
-        names.append(path_.rsplit(".", 1)[-1])
-    return names[0], names[1]
 
 
 @dataclass
@@ -120,7 +103,8 @@ class Results:
 
     values: dict[tuple[str, str], dict[int, float]]
     summaries: list[tuple[Run, dict]]
-    setups: dict[str, tuple[str, str]] = field(default_factory=dict)  # experiment -> (objective, language)
+    # experiment -> prefix -> what its runs' summaries say the accuracy means (Scoreboard.describe)
+    meanings: dict[str, dict[str, dict]] = field(default_factory=dict)
     # experiments whose seeds graded validation sets of their own (`data.val_seed: null`): the sampling of
     # the questions is then part of the spread over seeds, not one offset that every seed shares
     own_val_sets: set[str] = field(default_factory=set)
@@ -133,17 +117,16 @@ class Results:
             with contextlib.suppress(DamagedSummary):
                 if (summary := run.read()) is not None:
                     summaries.append((run, summary))
-        setups: dict[str, tuple[str, str]] = {}
+        meanings: dict[str, dict[str, dict]] = {}
         for run, summary in summaries:
             for metric, value in _metrics(summary).items():
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
-            if run.experiment.name not in setups:
-                setups[run.experiment.name] = _run_setup(run, summary)
+            meanings.setdefault(run.experiment.name, summary.get("scoreboards") or {})
         val_seeds: dict[str, set] = defaultdict(set)
         for run, summary in summaries:
             val_seeds[run.experiment.name].add((summary.get("seeds") or {}).get("val"))
         own = {e for e, seen in val_seeds.items() if len(seen) > 1}
-        return cls(dict(values), summaries, setups, own)
+        return cls(dict(values), summaries, meanings, own)
 
     def get(self, ref: MetricRef) -> dict[int, float]:
         return self.values.get((ref.experiment, ref.metric), {})
@@ -193,13 +176,14 @@ class Results:
                 cat = by_prefix.get(k.prefix, {}).get(k.category)
                 if cat is not None and k.role in ("ceiling", "gap", "bayes"):
                     setattr(cat, k.role, self.values[(e.name, k.key(k.role))])
-            objective, language = self.setups.get(e.name, ("", ""))
             for prefix in sorted(by_prefix):
                 cats = by_prefix[prefix]
                 for cat in cats.values():
                     cat.n, cat.sampling_n = self.n_of(e.name, cat.key), self.sampling_n(e.name, cat.key)
-                measure = accuracies.measure_of(prefix, set(cats), objective, language)
-                ordered = {c: cats[c] for c in sorted(cats, key=accuracies.sort_key)}
+                meaning = self.meanings.get(e.name, {}).get(prefix, {})
+                measure = accuracies.measure(meaning.get("measure", "accuracy"), meaning.get("chance"),
+                                             meaning.get("labels", ()))  # fmt: skip
+                ordered = {c: cats[c] for c in sorted(cats, key=measure.sort_key)}
                 boards.append(Board(e, prefix, measure, ordered))
         return boards
 

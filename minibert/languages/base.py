@@ -45,6 +45,9 @@ class Language(ABC):
     shared_categories: tuple[str, ...] = ("opener", "closer", "partner_visible", "partner_hidden")
     #: names of the ways `spoil` breaks a sentence, one category each in the grammaticality task
     spoil_kinds: tuple[str, ...] = ()
+    #: the accuracy of a token guess that sees nothing but the position, where it is simple to state (None:
+    #: left out; the exact ceiling says more)
+    chance: float | None = None
 
     def __init__(self, tokens: Sequence[str], seq_len: int) -> None:
         self.vocab = SPECIALS + tuple(tokens)

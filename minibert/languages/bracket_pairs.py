@@ -38,6 +38,11 @@ class BracketPairs(Dyck):
         super().__init__(kinds=kinds, length=2 * pairs, max_depth=1)
         self.pairs = pairs
 
+    @property
+    def chance(self) -> float:
+        """A position's parity says opener or closer, and each pair's type is uniform: 1 in `kinds`."""
+        return 1 / self.kinds
+
     def params(self) -> dict:
         return {"kinds": self.kinds, "pairs": self.pairs}
 

@@ -58,12 +58,29 @@ class Scored(NamedTuple):
 
 
 class Scoreboard(NamedTuple):
-    """One accuracy metric's categories, and those of them the model's input decides: only these (and the
-    overall accuracy) get a Bayes ceiling and a gap; the oracle's accuracy on every other category is the
-    Bayes predictor's own, a reference (`val/bayes/...`) that another predictor may beat."""
+    """One accuracy metric, with what it means (written into every run's summary.json, where reports read it).
+
+    - `categories`: what the accuracy is split by; `input_categories`: those of them the model's input decides.
+      Only these (and the overall accuracy) get a Bayes ceiling and a gap; the oracle's accuracy on every other
+      category is the Bayes predictor's own, a reference (`val/bayes/...`) that another predictor may beat.
+    - `measure`: what is predicted ('cloze', 'next_token', 'nsp', 'detection', 'grammaticality', or a
+      plug-in's own word); accuracies of different measures never share an axis.
+    - `chance`: the accuracy of a guess that sees nothing but the position, where the task defines one
+      (computed from the language: `Language.chance`); None where it does not.
+    - `labels`: (category, family, label) for categories the reports do not know (a plug-in's own), e.g.
+      ("rare", "frequency", "rare token"); known ones need none.
+    """
 
     categories: tuple[str, ...]
     input_categories: tuple[str, ...] = ()
+    measure: str = "accuracy"
+    chance: float | None = None
+    labels: tuple[tuple[str, str, str], ...] = ()
+
+    def describe(self) -> dict:
+        """The board as summary.json holds it."""
+        return {"measure": self.measure, "chance": self.chance, "categories": list(self.categories),
+                "input_categories": list(self.input_categories), "labels": [list(x) for x in self.labels]}  # fmt: skip
 
 
 class Objective(nn.Module, ABC):
@@ -75,6 +92,12 @@ class Objective(nn.Module, ABC):
     input_categories: tuple[str, ...] = ()
     #: the language the objective's sentences come from (set in `__init__`)
     language: Language
+    #: what its accuracy measures (see `Scoreboard`)
+    measure: str = "accuracy"
+
+    def chance(self) -> float | None:
+        """The accuracy of a guess that sees nothing but the position (see `Scoreboard`); None: undefined."""
+        return None
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
         """The encoder this objective needs, given the configured one: sized for the language (an unset
@@ -90,7 +113,7 @@ class Objective(nn.Module, ABC):
         """Metric prefix -> its `Scoreboard`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
-        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories))}
+        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance())}
 
     def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
         """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for

@@ -39,6 +39,11 @@ UNGRAMMATICAL, GRAMMATICAL = 0, 1
 class Grammaticality(Objective):
     """language: whose sentences are judged (BracketPairs by default)."""
 
+    measure = "grammaticality"
+
+    def chance(self) -> float:
+        return 0.5  # the classes are exactly balanced (make_batch)
+
     def __init__(self, language: Language | None = None) -> None:
         super().__init__()
         self.language = language or BracketPairs()

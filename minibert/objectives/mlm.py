@@ -51,6 +51,11 @@ class MaskedLM(Objective):
         self.input_categories = INPUT_CATEGORIES + tuple(self.language.input_categories)
         self.causal = False  # whether the encoder is; set by build, read by the oracle
 
+    measure = "cloze"
+
+    def chance(self) -> float | None:
+        return self.language.chance
+
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, config.vocab_size)
         self.causal = config.causal

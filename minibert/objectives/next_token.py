@@ -40,6 +40,11 @@ class NextTokenLM(Objective):
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
         return replace(super().configure_encoder(config), causal=True)
 
+    measure = "next_token"
+
+    def chance(self) -> float | None:
+        return self.language.chance
+
     def build(self, config: EncoderConfig) -> None:
         self.head = nn.Linear(config.width, config.vocab_size)
 

@@ -56,7 +56,7 @@ class ReplacedTokenDetection(Objective):
         self.language = self.mlm.language
 
     def scoreboards(self) -> dict[str, Scoreboard]:
-        return {"": Scoreboard(self.categories), "generator/": self.mlm.scoreboards()[""]}
+        return {"": Scoreboard(self.categories, measure="detection"), "generator/": self.mlm.scoreboards()[""]}
 
     def build(self, config: EncoderConfig) -> None:
         shape = self.generator_shape  # its vocabulary and positions are the encoder's; it always sees both sides

@@ -20,8 +20,9 @@ from minibert.training.loggers import run_log_dir
 
 class RunSummary(L.Callback):
     """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
-    `step`, `wall_time_s` (setup to end of fit), the module's parameter counts and `code`, the code that
-    made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag).
+    `step`, `wall_time_s` (setup to end of fit), the module's parameter counts, `code`, the code that
+    made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag),
+    and `scoreboards`, what each accuracy metric means (minibert.objectives.Scoreboard: the reports read it).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -47,7 +48,9 @@ class RunSummary(L.Callback):
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
         code = code_version(self.plugins)
-        return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code}
+        boards = {prefix: board.describe() for prefix, board in getattr(pl_module, "scoreboards", {}).items()}
+        return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code,
+                "scoreboards": boards}  # fmt: skip
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever

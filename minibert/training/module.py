@@ -63,7 +63,8 @@ class EncoderModule(L.LightningModule):
         self.metric_prefixes = tuple(boards)
         # a plug-in's board may be a plain tuple of categories: none of them counts as decided by the input
         boards = {k: b if isinstance(b, Scoreboard) else Scoreboard(tuple(b)) for k, b in boards.items()}
-        self.val_metrics = nn.ModuleList(CategoryAccuracy(*board) for board in boards.values())
+        self.scoreboards = boards
+        self.val_metrics = nn.ModuleList(CategoryAccuracy(b.categories, b.input_categories) for b in boards.values())
         self._last_finite_loss = math.nan
 
     def parameter_counts(self) -> dict[str, int]:
