@@ -1,7 +1,9 @@
 """BERT's own ablation tables in miniature (Devlin et al., 2018, Tables 7, 8 and 5), from finished grids.
 
 Reads the tidy `ablation.csv` that `scripts/ablate.py` wrote into a grid's --out (so a fresh clone rebuilds
-these pages from committed files alone) and writes one Markdown page into that folder, never outside it:
+these pages from committed files alone) and writes one Markdown page into that folder, never outside it.
+What a table reads (its cells, languages and rows, with BERT's published figures) is declared in its grid's
+`tables:` (configs/ablations/probes.yaml, masking.yaml, objectives.yaml); the page layouts are here:
 
     python scripts/bert_tables.py probes  --out results/probes      # results/probes/probes.md (Table 7: features)
     python scripts/bert_tables.py masking --out results/masking     # results/masking/masking.md (Table 8)
@@ -27,43 +29,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from minibert.ablation.grid import Table as GridTable  # noqa: E402
+from minibert.ablation.grid import load_grid  # noqa: E402
 from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval  # noqa: E402
 from minibert.atomic_writes import write_atomic  # noqa: E402
 
 NOTES = "<!-- notes -->"
-LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
-
-# feature rows of the probes table: (experiment suffix, label); "frozen" is the frozen regime itself
-PROBE_ROWS = (
-    ("emb-mean", "embeddings, mean"),
-    ("emb-max", "embeddings, max"),
-    ("layer1-cls", "layer 1, [CLS]"),
-    ("layer1-mean", "layer 1, mean"),
-    ("layer1-max", "layer 1, max"),
-    ("frozen", "layer 2 (last), [CLS]: the `frozen` regime (fine-tuning budget)"),
-    ("layer2-cls", "layer 2 (last), [CLS] (probe budget)"),
-    ("layer2-mean", "layer 2 (last), mean"),
-    ("layer2-max", "layer 2 (last), max"),
-    ("layer2-last", "layer 2 (last), last row"),
-    ("concat2-cls", "concat layers 1-2, [CLS]"),
-    ("concat2-mean", "concat layers 1-2, mean"),
-    ("concat2-max", "concat layers 1-2, max"),
-)
-# (MASK, SAME, RND) in percent -> experiment tag, and BERT's Table 8 (MNLI fine-tune, NER fine-tune, NER feature-based)
-STRATEGIES = {
-    (80, 10, 10): (84.2, 95.4, 94.9),
-    (100, 0, 0): (84.3, 94.9, 94.0),
-    (80, 0, 20): (84.1, 95.2, 94.6),
-    (80, 20, 0): (84.4, 95.2, 94.7),
-    (0, 20, 80): (83.7, 94.8, 94.6),
-    (0, 0, 100): (83.6, 94.9, 94.6),
-}
 Values = dict[tuple[str, str], dict[int, float]]  # (experiment, metric) -> {seed: value}
+# table -> (page, title); what each reads (cells, languages, rows and BERT's figures) is declared in its grid
+PAGES = {
+    "probes": ("probes.md", "Feature-based probes against fine-tuning (BERT's Table 7 in miniature)"),
+    "masking": ("masking.md", "Masking strategies (BERT's Table 8 in miniature)"),
+    "tasks": ("pretraining_tasks.md", "Pre-training tasks (BERT's Table 5 in miniature)"),
+}
 
 
-def strategy_tag(strategy: tuple[int, int, int]) -> str:
-    """(80, 10, 10) -> '80-10-10', the experiment-name tag of a masking strategy."""
-    return "-".join(map(str, strategy))
+def declared(table: str) -> GridTable:
+    """The `tables:` entry of the committed grid that declares `table` (configs/ablations/*.yaml)."""
+    for path in sorted((ROOT / "configs/ablations").glob("*.yaml")):
+        if table in (grid := load_grid(path, ROOT)).tables:
+            return grid.tables[table]
+    raise MissingResults(f"no grid under configs/ablations declares the {table} table")
+
+
+def strategy(tag: str) -> tuple[int, ...]:
+    """'80-10-10' -> (80, 10, 10): a masking row's (MASK, SAME, RND) in percent."""
+    return tuple(int(p) for p in tag.split("-"))
 
 
 def read_values(csv_path: Path) -> Values:
@@ -122,23 +113,22 @@ def mean_of(by_seed: dict[int, float] | None) -> float:
     return statistics.fmean(by_seed.values()) if by_seed else -math.inf
 
 
-def best_probe(values: Values, lang: str) -> str | None:
-    """The probe cell (not the frozen regime) with the highest mean val/acc on `lang`, by experiment suffix."""
-    found = {s: mean_of(values.get((f"probes/{lang}/{s}", "val/acc"))) for s, _ in PROBE_ROWS if s != "frozen"}
-    found = {s: m for s, m in found.items() if m > -math.inf}
+def best_probe(values: Values, spec: GridTable, lang: str) -> str | None:
+    """The probe row (not fine-tuning nor the frozen regime) with the highest mean val/acc on `lang`."""
+    found = {r: mean_of(values.get((spec.cell(lang, r), "val/acc"))) for r in spec.rows if r not in ("full", "frozen")}
+    found = {r: m for r, m in found.items() if m > -math.inf}
     return max(found, key=found.get) if found else None
 
 
-def probes_needs(lang: str) -> list[tuple[str, str]]:
-    return [(f"probes/{lang}/{suffix}", "val/acc") for suffix in ("full", *(s for s, _ in PROBE_ROWS))]
+def probes_needs(spec: GridTable, lang: str) -> list[tuple[str, str]]:
+    return [(spec.cell(lang, row), "val/acc") for row in spec.rows]
 
 
-def probes_page(table: Table, langs: list[str]) -> list[str]:
-    head = "| features | " + " | ".join(f"{LANGUAGES[lang]}: grammaticality acc" for lang in langs) + " |"
+def probes_page(table: Table, spec: GridTable, langs: list[str]) -> list[str]:
+    head = "| features | " + " | ".join(f"{spec.languages[lang]}: grammaticality acc" for lang in langs) + " |"
     lines = [head, "|---|" + "---|" * len(langs)]
-    rows = [("full", "**fine-tuning, every parameter** (the paper's way)"), *PROBE_ROWS]
-    for suffix, label in rows:
-        lines.append(f"| {label} | " + " | ".join(table.cell(f"probes/{lang}/{suffix}") for lang in langs) + " |")
+    for row, label in spec.rows.items():
+        lines.append(f"| {label} | " + " | ".join(table.cell(spec.cell(lang, row)) for lang in langs) + " |")
     lines += ["", "### The best frozen-encoder probe against the [CLS]-linear frozen regime, seed by seed", ""]
     lines += ["Differences in points, best probe minus the `frozen` regime, and minus the [CLS] probe (same features"]
     lines += ["as `frozen`, the probe's budget): the first is what the issue asks; the second is the part the features"]
@@ -148,10 +138,10 @@ def probes_page(table: Table, langs: list[str]) -> list[str]:
     ]
     lines += ["|---|---|---|---|---|---|---|---|"]
     for lang in langs:
-        best = best_probe(table.values, lang)
-        names = [f"probes/{lang}/{x}" for x in (best, "frozen", "layer2-cls")]
+        best = best_probe(table.values, spec, lang)
+        names = [spec.cell(lang, x) for x in (best, "frozen", "layer2-cls")]
         probe, frozen, cls_probe = (table.get(name, "val/acc") for name in names)
-        label, name = dict(PROBE_ROWS)[best], LANGUAGES[lang]
+        label, name = spec.rows[best], spec.languages[lang]
         for seed in sorted(set(probe) & set(frozen) & set(cls_probe)):
             p, f, c = (100 * v[seed] for v in (probe, frozen, cls_probe))
             lines.append(f"| {name} | {label} | {seed} | {p:.1f} | {f:.1f} | {c:.1f} | {p - f:+.1f} | {p - c:+.1f} |")
@@ -161,112 +151,100 @@ def probes_page(table: Table, langs: list[str]) -> list[str]:
     return lines
 
 
-def masking_needs(lang: str, prefix: str = "masking") -> list[tuple[str, str]]:
+def masking_needs(spec: GridTable, lang: str) -> list[tuple[str, str]]:
     needs = []
-    for strategy in STRATEGIES:
-        name = f"{prefix}/{lang}/{strategy_tag(strategy)}"
+    for row in spec.rows:
+        name = spec.cell(lang, row)
         needs += [(f"{name}/pretrain", "val/acc"), (f"{name}/pretrain", "val/ceiling/acc")]
         needs += [(f"{name}/{job}", "val/acc") for job in ("full", "probe")]
     return needs
 
 
-def masking_page(table: Table, langs: list[str], prefix: str = "masking") -> list[str]:
+def masking_page(table: Table, spec: GridTable, langs: list[str]) -> list[str]:
     lines = []
     for lang in langs:
-        lines += [f"### {LANGUAGES[lang]}", ""]
+        lines += [f"### {spec.languages[lang]}", ""]
         lines += [
             "| MASK | SAME | RND | MLM acc (default questions) | gap to the ceiling | fine-tune acc | probe acc |"
         ]
         lines += ["|---|---|---|---|---|---|---|"]
-        for strategy in STRATEGIES:
-            name = f"{prefix}/{lang}/{strategy_tag(strategy)}"
+        for row in spec.rows:
+            name = spec.cell(lang, row)
             gap = table.difference((f"{name}/pretrain", "val/ceiling/acc"), (f"{name}/pretrain", "val/acc"))
             cells = [table.cell(f"{name}/pretrain"), gap.percent()]
             cells += [table.cell(f"{name}/{job}") for job in ("full", "probe")]
-            lines.append("| " + " | ".join(f"{p}%" for p in strategy) + " | " + " | ".join(cells) + " |")
-        ceiling = table.get(f"{prefix}/{lang}/80-10-10/pretrain", "val/ceiling/acc")
+            lines.append("| " + " | ".join(f"{p}%" for p in strategy(row)) + " | " + " | ".join(cells) + " |")
+        ceiling = table.get(f"{spec.cell(lang, next(iter(spec.rows)))}/pretrain", "val/ceiling/acc")
         same = f"{100 * mean_of(ceiling):.1f}"
         lines += ["", f"Ceiling of the default questions (the same for every strategy): {same}.", ""]
     lines += ["### Verdicts against BERT's Table 8", ""]
-    lines += ["| | BERT (NER, dev F1) | " + " | ".join(LANGUAGES[lang] for lang in langs) + " |"]
+    lines += ["| | BERT (NER, dev F1) | " + " | ".join(spec.languages[lang] for lang in langs) + " |"]
     lines += ["|---|---|" + "---|" * len(langs)]
-    verdicts = {"best feature-based": (80, 10, 10), "worst feature-based": (100, 0, 0)}
+    ner = {row: figures[2] for row, figures in spec.rows.items()}  # BERT's NER feature-based F1
+    verdicts = {"best feature-based": max(ner, key=ner.get), "worst feature-based": min(ner, key=ner.get)}
     for what, bert in verdicts.items():
-        row = [what, strategy_tag(bert)]
+        cells = [what, bert]
         for lang in langs:
-            means = {s: mean_of(table.get(f"{prefix}/{lang}/{strategy_tag(s)}/probe", "val/acc")) for s in STRATEGIES}
+            means = {r: mean_of(table.get(f"{spec.cell(lang, r)}/probe", "val/acc")) for r in spec.rows}
             pick = (max if what.startswith("best") else min)(means, key=means.get)
-            row.append(
-                f"{strategy_tag(pick)} ({100 * means[pick]:.1f}); BERT's holds: {'yes' if pick == bert else 'no'}"
-            )
-        lines.append("| " + " | ".join(row) + " |")
+            cells.append(f"{pick} ({100 * means[pick]:.1f}); BERT's holds: {'yes' if pick == bert else 'no'}")
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "BERT's Table 8 (dev set; MNLI accuracy, CoNLL-2003 NER F1), for reference:", ""]
     lines += ["| MASK | SAME | RND | MNLI fine-tune | NER fine-tune | NER feature-based |", "|---|---|---|---|---|---|"]
-    for strategy, bert in STRATEGIES.items():
-        lines.append("| " + " | ".join(f"{p}%" for p in strategy) + " | " + " | ".join(map(str, bert)) + " |")
+    for row, bert in spec.rows.items():
+        lines.append("| " + " | ".join(f"{p}%" for p in strategy(row)) + " | " + " | ".join(map(str, bert)) + " |")
     return lines
 
 
-TASK_ROWS = (
-    ("bert", "MLM + NSP (BERT)", "84.4 / 88.4 / 86.7 / 92.7 / 88.5"),
-    ("mlm", "MLM alone (No NSP)", "83.9 / 84.9 / 86.5 / 92.6 / 87.9"),
-    ("next_token", "next-token LM (LTR & No NSP)", "82.1 / 84.3 / 77.5 / 92.1 / 77.8"),
-)
+def tasks_needs(spec: GridTable, lang: str) -> list[tuple[str, str]]:
+    jobs = [f"{spec.cell(lang, row)}-{regime}" for row in spec.rows for regime in ("full", "frozen")]
+    return [(job, "val/acc") for job in (*jobs, spec.cell(lang, "no_pretrain"))]
 
 
-def tasks_needs(lang: str) -> list[tuple[str, str]]:
-    jobs = [f"{name}-{regime}" for name, _, _ in TASK_ROWS for regime in ("full", "frozen")]
-    return [(f"objectives/finetune/{job}", "val/acc") for job in (*jobs, "no_pretrain")]
-
-
-def tasks_page(table: Table, langs: list[str]) -> list[str]:
+def tasks_page(table: Table, spec: GridTable, langs: list[str]) -> list[str]:
     bert_columns = "MNLI-m / QNLI / MRPC / SST-2 / SQuAD F1"
     lines = [
         f"| pre-training | fine-tune acc (full) | frozen [CLS] acc | BERT-base: {bert_columns} |",
         "|---|---|---|---|",
     ]
-    for name, label, bert in TASK_ROWS:
-        full, frozen = (table.cell(f"objectives/finetune/{name}-{regime}") for regime in ("full", "frozen"))
+    (lang,) = langs
+    for row, (label, bert) in spec.rows.items():
+        full, frozen = (table.cell(f"{spec.cell(lang, row)}-{regime}") for regime in ("full", "frozen"))
         lines.append(f"| {label} | {full} | {frozen} | {bert} |")
-    lines.append(f"| no pre-training | {table.cell('objectives/finetune/no_pretrain')} | | |")
+    lines.append(f"| no pre-training | {table.cell(spec.cell(lang, 'no_pretrain'))} | | |")
     return lines
 
 
-# table -> (file name, title, page builder, what it reads for one language, the languages it may show)
-PAGES = {
-    "probes": ("probes.md", "Feature-based probes against fine-tuning (BERT's Table 7 in miniature)", probes_page,
-               probes_needs, tuple(LANGUAGES)),
-    "masking": ("masking.md", "Masking strategies (BERT's Table 8 in miniature)", masking_page, masking_needs,
-                tuple(LANGUAGES)),
-    "tasks": ("pretraining_tasks.md", "Pre-training tasks (BERT's Table 5 in miniature)", tasks_page, tasks_needs,
-              ("pairs",)),
-}  # fmt: skip
+BUILDERS = {"probes": (probes_page, probes_needs), "masking": (masking_page, masking_needs),
+            "tasks": (tasks_page, tasks_needs)}  # fmt: skip
 
 
 class MissingResults(ValueError):
     """The csv lacks experiments or metrics the table reads."""
 
 
-def languages_of(table: str, values: Values) -> list[str]:
+def languages_of(table: str, spec: GridTable, values: Values) -> list[str]:
     """The languages the csv holds the table's experiments for; MissingResults naming what a present language
     lacks (or that none is there)."""
-    _, _, _, needs, langs = PAGES[table]
-    present = [lang for lang in langs if any(need in values for need in needs(lang))]
+    needs = BUILDERS[table][1]
+    present = [lang for lang in spec.languages if any(need in values for need in needs(spec, lang))]
     if not present:
-        first = needs(langs[0])[0][0]
+        first = needs(spec, next(iter(spec.languages)))[0][0]
         raise MissingResults(f"it holds none of the {table} table's experiments (e.g. {first})")
     for lang in present:
-        if missing := [f"{e} {m}" for e, m in needs(lang) if (e, m) not in values]:
+        if missing := [f"{e} {m}" for e, m in needs(spec, lang) if (e, m) not in values]:
             more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
             raise MissingResults(f"it lacks {', '.join(missing[:3])}{more}")
     return present
 
 
-def write_page(table: str, out: Path) -> Path:
-    """Build the `table` page from `<out>/ablation.csv` into `<out>/<page>.md`, keeping its notes."""
-    filename, title, build, _, _ = PAGES[table]
+def write_page(table: str, out: Path, spec: GridTable | None = None) -> Path:
+    """Build the `table` page from `<out>/ablation.csv` into `<out>/<page>.md`, keeping its notes; `spec`:
+    what it reads (by default, as its committed grid declares it)."""
+    (filename, title), build = PAGES[table], BUILDERS[table][0]
+    spec = spec or declared(table)
     values = read_values(out / "ablation.csv")
-    langs = languages_of(table, values)
+    langs = languages_of(table, spec, values)
     results = Table(values)
     page = out / filename
     notes = ""
@@ -282,7 +260,7 @@ def write_page(table: str, out: Path) -> Path:
     seeds = " / ".join(map(str, results.seeds()))
     text += ["Figures in points (100 x): mean over seeds with its 95% interval (as in `ablation.md`: seed spread plus "
              f"the validation set's sampling error; differences paired by seed), then seeds {seeds}.", ""]  # fmt: skip
-    text += [*build(results, langs), "", NOTES]
+    text += [*build(results, spec, langs), "", NOTES]
     write_atomic(page, "\n".join(text) + (notes if notes else "\n"))
     return page
 

@@ -17,11 +17,13 @@ def tables(scripts):
     return scripts("bert_tables")
 
 
-def test_probes_grid_has_every_row_of_the_table_on_both_languages(root, tables):
+def test_the_probes_tables_rows_are_cells_with_the_features_their_names_say(root):
     grid = load_grid(root / "configs/ablations/probes.yaml", root=root)
-    for lang in ("pairs", "dyck"):
-        for suffix, _ in (("full", ""), *tables.PROBE_ROWS):
-            e = grid[f"probes/{lang}/{suffix}"]
+    spec = grid.tables["probes"]
+    assert list(spec.languages) == ["pairs", "dyck"]
+    for lang in spec.languages:
+        for suffix in spec.rows:
+            e = grid[spec.cell(lang, suffix)]
             assert e.encoder_from == f"probes/{lang}/pretrain"
             if suffix in ("full", "frozen"):
                 assert e.overrides == {"model.init_args.regime": suffix}
@@ -40,11 +42,13 @@ def test_probes_grid_has_every_row_of_the_table_on_both_languages(root, tables):
 def test_masking_grid_runs_the_six_strategies_with_the_rates_their_names_say(root, tables):
     grid = load_grid(root / "configs/ablations/masking.yaml", root=root)
     assert len(grid.experiments) == 6 * 2 * 3
-    for lang in ("pairs", "dyck"):
-        for strategy in tables.STRATEGIES:
-            name = f"masking/{lang}/{tables.strategy_tag(strategy)}"
+    spec = grid.tables["masking"]
+    assert len(spec.rows) == 6 and all(len(bert) == 3 for bert in spec.rows.values())  # BERT's three columns
+    for lang in spec.languages:
+        for row in spec.rows:
+            name = spec.cell(lang, row)
             recipe = MaskingRecipe(**grid[f"{name}/pretrain"].overrides[f"{INIT}.masking"])
-            mask, same, rnd = (p / 100 for p in strategy)
+            mask, same, rnd = (p / 100 for p in tables.strategy(row))
             assert (recipe.p_pick, recipe.p_mask, recipe.p_random) == (0.15, mask, rnd)
             assert recipe.p_kept == pytest.approx(same, abs=1e-12)
             assert "eval_masking" not in str(grid[f"{name}/pretrain"].overrides)  # graded on the default questions
@@ -67,12 +71,13 @@ def write_csv(path, rows):
 def test_probes_page_picks_the_best_probe_by_mean_and_reports_each_seeds_difference(tmp_path, tables):
     out = tmp_path / "probes"
     out.mkdir()
-    acc = {suffix: [0.5, 0.5, 0.5] for suffix, _ in tables.PROBE_ROWS}
+    spec = tables.declared("probes")
+    acc = {suffix: [0.5, 0.5, 0.5] for suffix in spec.rows}
     acc |= {"full": [0.99, 1.0, 0.98], "frozen": [0.50, 0.52, 0.49], "layer2-mean": [0.61, 0.55, 0.70],
             "layer1-max": [0.65, 0.64, 0.66], "layer2-cls": [0.51, 0.50, 0.52]}  # fmt: skip
     rows = [(f"probes/pairs/{k}", "val/acc", v) for k, v in acc.items()]
     write_csv(out / "ablation.csv", rows + [(f"probes/pairs/{k}", "val/n", [2000] * 3) for k in acc])
-    assert tables.best_probe(tables.read_values(out / "ablation.csv"), "pairs") == "layer1-max"  # 65.0 > 62.0
+    assert tables.best_probe(tables.read_values(out / "ablation.csv"), spec, "pairs") == "layer1-max"  # 65.0 > 62.0
     page = tables.write_page("probes", out)
     assert page.parent == out  # a table script writes inside its --out only
     text = page.read_text()
@@ -105,8 +110,9 @@ def test_masking_verdicts_follow_the_probe_means_and_notes_survive_a_rebuild(tmp
     out = tmp_path / "masking"
     out.mkdir()
     rows = []
-    for i, strategy in enumerate(tables.STRATEGIES):  # probe accuracy rises down the list: 0/0/100 best, 80/10/10 worst
-        name = f"masking/pairs/{tables.strategy_tag(strategy)}"
+    strategies = tables.declared("masking").rows
+    for i, row in enumerate(strategies):  # probe accuracy rises down the list: 0/0/100 best, 80/10/10 worst
+        name = f"masking/pairs/{row}"
         rows += [(f"{name}/pretrain", "val/acc", [0.9] * 3), (f"{name}/pretrain", "val/gap/acc", [0.001] * 3)]
         rows += [(f"{name}/pretrain", "val/ceiling/acc", [0.901] * 3)]
         rows += [(f"{name}/full", "val/acc", [0.95] * 3), (f"{name}/probe", "val/acc", [0.6 + i / 100] * 3)]
@@ -122,7 +128,7 @@ def test_masking_verdicts_follow_the_probe_means_and_notes_survive_a_rebuild(tmp
 
 def test_tasks_page_reads_the_committed_objectives_grid(root, tables, tmp_path):
     table = tables.Table(tables.read_values(root / "results/objectives/ablation.csv"))
-    lines = "\n".join(tables.tasks_page(table, ["pairs"]))
+    lines = "\n".join(tables.tasks_page(table, tables.declared("tasks"), ["pairs"]))
     for name, label in (("bert", "MLM + NSP"), ("mlm", "MLM alone"), ("next_token", "next-token LM")):
         by_seed = table.get(f"objectives/finetune/{name}-full", "val/acc")
         assert sorted(by_seed) == [0, 1, 2]

@@ -177,3 +177,19 @@ def test_runs_come_out_upstream_first_along_a_chain_whatever_the_names(tmp_path)
     assert runs[4].upstream is runs[2] and runs[2].upstream is runs[0]
     with pytest.raises(ValueError, match="a loads m, which is not planned before it"):
         plan([grid["a"], grid["m"]], [0], tmp_path / "out", ROOT)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"cells": "x/{language}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}, "tables.t reads x/pairs/a"),
+        ({"cells": "{lang}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}, "may name only {language}"),
+        ({"cells": "a", "languages": {"pairs": "p"}}, "tables.t is missing ['rows']"),
+    ],
+)
+def test_a_table_that_reads_no_experiment_of_its_grid_is_a_one_line_error(tmp_path, table, message):
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [GOOD], "tables": {"t": table}}))
+    with pytest.raises(GridError) as err:
+        load_grid(path, ROOT)
+    assert message in str(err.value) and "\n" not in str(err.value)
