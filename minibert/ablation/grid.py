@@ -18,7 +18,7 @@ A grid file (see configs/ablations/default.yaml):
       - text: frozen [CLS] is at chance
         value: {experiment: finetune/frozen, metric: val/acc}
         at_most: 0.60
-    tables:                                     # optional: pages scripts/bert_tables.py builds (configs/ablations/probes.yaml)
+    tables:                                     # optional: pages scripts/bert_tables.py builds (see probes.yaml)
       probes: {cells: "probes/{language}/{row}", languages: {pairs: bracket pairs}, rows: {full: fine-tuning}}
 
 An entry may stand for many experiments, the product of its axes (as a Hydra multirun sweep does):
