@@ -436,7 +436,7 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise GridError(f"grid file {str(path)!r} is not valid YAML: {err}") from None
+        raise GridError(f"grid file {str(path)!r} is not valid YAML: {' '.join(str(err).split())}") from None
     grid = _build(_File, f"{path}: ", data)
     if not grid.experiments:
         raise GridError(f"{path}: experiments must be a non-empty list")
