@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -44,12 +45,43 @@ PAGES = {
 }
 
 
+class BadTable(ValueError):
+    """A grid's `tables:` entry that its page cannot be built from."""
+
+
 def declared(table: str) -> GridTable:
-    """The `tables:` entry of the committed grid that declares `table` (configs/ablations/*.yaml)."""
+    """The `tables:` entry of the committed grid that declares `table` (configs/ablations/*.yaml), checked
+    against what its page reads."""
     for path in sorted((ROOT / "configs/ablations").glob("*.yaml")):
         if table in (grid := load_grid(path, ROOT)).tables:
-            return grid.tables[table]
-    raise MissingResults(f"no grid under configs/ablations declares the {table} table")
+            spec = grid.tables[table]
+            _check(table, spec, f"{path.relative_to(ROOT)}: tables.{table}")
+            return spec
+    raise BadTable(f"no grid under configs/ablations declares the {table} table")
+
+
+def _check(table: str, spec: GridTable, where: str) -> None:
+    """BadTable unless every row holds what the page shows beside it."""
+    if table == "probes":
+        if missing := [r for r in ("full", "frozen", "layer2-cls") if r not in spec.rows]:
+            raise BadTable(f"{where}.rows lacks {missing}: the page compares the best probe with them")
+        bad = [r for r, label in spec.rows.items() if not isinstance(label, str)]
+    elif table == "masking":
+        bad = [
+            r
+            for r, bert in spec.rows.items()
+            if not re.fullmatch(r"\d+-\d+-\d+", r)
+            or sum(strategy(r)) != 100
+            or not (isinstance(bert, list) and len(bert) == 3 and all(isinstance(x, (int, float)) for x in bert))
+        ]
+    else:  # tasks
+        if len(spec.languages) != 1:
+            raise BadTable(f"{where}.languages must name one language, got {list(spec.languages)}")
+        bad = [r for r, v in spec.rows.items() if not (isinstance(v, list) and len(v) == 2)]
+    if bad:
+        shape = {"probes": "a label", "masking": "MASK-SAME-RND summing to 100 -> [MNLI, NER fine-tune, NER "
+                 "feature-based]", "tasks": "[label, BERT's figures]"}[table]  # fmt: skip
+        raise BadTable(f"{where}.rows[{bad[0]!r}] is not {shape}")
 
 
 def strategy(tag: str) -> tuple[int, ...]:
@@ -278,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         page = write_page(args.table, out)
+    except BadTable as err:
+        print(f"bert_tables.py: error: {err}", file=sys.stderr)
+        return 2
     except MissingResults as err:
         print(f"bert_tables.py: error: {csv_path} is not a finished run of the {args.table} grid: {err}; run "
               f"its grid into --out first", file=sys.stderr)  # fmt: skip

@@ -394,9 +394,9 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
         "import os, time\n"
         "from minibert.ablation.executors import LocalPool\n"
         "pool = LocalPool(2)\n"
-        "pids = {pool.submit(os.getpid).result() for _ in range(8)}\n"
         "jobs = [pool.submit(time.sleep, 600) for _ in range(2)]\n"
-        "print(*pids, flush=True)\n"
+        "while len(pool.pool._processes) < 2: time.sleep(0.05)\n"
+        "print(*pool.pool._processes, flush=True)\n"
         "time.sleep(600)\n"
     )
     runner = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
@@ -411,7 +411,7 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
         return state not in ("Z", "X")  # a zombie has exited
 
     try:
-        assert workers and all(alive(p) for p in workers)
+        assert len(workers) == 2 and all(alive(p) for p in workers)
         os.kill(runner.pid, signal.SIGKILL)  # the runner alone: its workers get no signal from us
         runner.wait(timeout=30)
         deadline = time.monotonic() + 20

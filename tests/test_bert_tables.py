@@ -135,3 +135,17 @@ def test_tasks_page_reads_the_committed_objectives_grid(root, tables, tmp_path):
         row = next(line for line in lines.splitlines() if line.startswith(f"| {label}"))
         n = table.n(f"objectives/finetune/{name}-full")
         assert f"| {accuracy_interval(list(by_seed.values()), n).percent()} (" in row
+
+
+def test_a_table_its_page_cannot_read_is_one_line(tables):
+    from minibert.ablation.grid import Table
+
+    bad = {"masking": Table("m/{language}/{row}", {"pairs": "p"}, {"80-10": [1, 2, 3]}),
+           "tasks": Table("t/{row}", {"pairs": "p", "dyck": "d"}, {"mlm": ["MLM", "84"]}),
+           "probes": Table("p/{language}/{row}", {"pairs": "p"}, {"full": "fine-tuning"})}  # fmt: skip
+    for table, spec in bad.items():
+        with pytest.raises(tables.BadTable) as err:
+            tables._check(table, spec, f"g.yaml: tables.{table}")
+        assert str(err.value).startswith(f"g.yaml: tables.{table}") and "\n" not in str(err.value)
+    for table in ("probes", "masking", "tasks"):  # the committed declarations pass
+        tables.declared(table)

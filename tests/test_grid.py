@@ -193,3 +193,33 @@ def test_a_table_that_reads_no_experiment_of_its_grid_is_a_one_line_error(tmp_pa
     with pytest.raises(GridError) as err:
         load_grid(path, ROOT)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"sweep": {1: [1, 2]}}, "axes are named by strings"),
+        ({"zip": {1: [1, 2]}}, "zip must map dotted keys"),
+        ({"name": "a/{x", "sweep": {"x": {"p": {}}}}, "is not a name template"),
+        ({"sweep": {"m.x": {"p": {}}}}, "an axis of named alternatives is a plain word"),
+        ({"sweep": {"on": {True: {}}}}, "has the label True: quote it"),
+        ({"sweep": {"x": {"p": {}}}, "exclude": [{}]}, "exclude[0] is empty"),
+        ({"sweep": {"x": {"p": {}}}, "exclude": [{"x": "p"}]}, "exclude leaves out every combination"),
+        ({"overrides": {"trainer.max_steps": 3}, "sweep": {"trainer.max_steps": [1, 2]}}, "is set twice"),
+        ({"sweep": {"trainer.max_steps": [1], "x": {"p": {"overrides": {"trainer.max_steps": 9}}}}}, "is set twice"),
+        ({1: "x", "b": 2}, "unknown keys [1, 'b']"),
+    ],
+)  # fmt: skip
+def test_sweeps_that_would_crash_or_run_other_than_written_are_one_line_errors(tmp_path, change, message):
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, **change}]}, sort_keys=False))
+    with pytest.raises(GridError) as err:
+        load_grid(path, ROOT)
+    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_null_for_an_optional_field_is_its_default(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, "overrides": None, "metrics": None}]}))
+    (e,) = load_grid(path, ROOT).experiments
+    assert e.overrides == {} and e.metrics == ()

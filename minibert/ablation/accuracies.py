@@ -165,7 +165,9 @@ def measure(name: str, chance: float | None = None, labels: list | tuple = ()) -
     label = "chance"
     if chance and name in ("cloze", "next_token") and abs(1 / chance - round(1 / chance)) < 1e-9:
         label = f"chance (1 of {round(1 / chance)} kinds)"
-    return Measure(name, _TITLES.get(name, name.replace("_", " ")), chance, label, tuple(map(tuple, labels)))
+    title = _TITLES.get(name, name.replace("_", " "))
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)  # it names figure files
+    return Measure(safe, title, chance, label, tuple(map(tuple, labels)))
 
 
 HEAD_LABELS = {"": "", "mlm/": "MLM head", "nsp/": "NSP head", "generator/": "generator"}

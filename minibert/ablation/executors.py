@@ -30,12 +30,14 @@ from typing import Any
 EXECUTORS = ("local", "submitit-local", "slurm")
 
 
-def _init_worker() -> None:
+def _init_worker(runner: int) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:  # Linux: die with the runner, so a killed runner leaves no orphan finishing a run behind its back
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != runner:  # the runner died while this worker was starting, before the line above
+        os._exit(1)
 
 
 class LocalPool:
@@ -45,7 +47,9 @@ class LocalPool:
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("spawn")  # no inherited thread pools or locks from the parent
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker)
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+        )
 
     def submit(self, fn: Callable, *args: Any) -> Future:
         return self.pool.submit(fn, *args)

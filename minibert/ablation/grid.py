@@ -25,7 +25,7 @@ An entry may stand for many experiments, the product of its axes (as a Hydra mul
 
         name: masking/{language}/{split}/pretrain
         sweep:
-          model.init_args.lr: [1e-3, 3e-3]      # a dotted key's values: labels `lr0.001`, `lr0.003`
+          model.init_args.lr: [0.001, 0.003]    # a dotted key's values: labels `lr0.001`, `lr0.003`
           language:                             # named alternatives, each adding configs and overrides
             pairs: {}
             dyck: {configs: [configs/languages/dyck.yaml], overrides: {trainer.max_steps: 1000}}
@@ -285,12 +285,13 @@ def _build(cls: type, where: str, entry: Any, skip: tuple[str, ...] = ()) -> Any
     required = {n for n, f in fields.items() if f.default is f.default_factory is dataclasses.MISSING}
     allowed = set(fields) | set(skip)
     if unknown := set(entry) - allowed:
-        raise GridError(f"{at} has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+        raise GridError(f"{at} has unknown keys {sorted(unknown, key=str)}; allowed: {sorted(allowed)}")
     if missing := required - set(entry):
         raise GridError(f"{at} is missing {sorted(missing)}")
     hints = typing.get_type_hints(cls, include_extras=True)
     sep = "" if where.endswith(": ") else "."
-    return cls(**{k: _value(f"{where}{sep}{k}", hints[k], v) for k, v in entry.items() if k in fields})
+    given = {k: v for k, v in entry.items() if k in fields and not (v is None and k not in required)}  # null: default
+    return cls(**{k: _value(f"{where}{sep}{k}", hints[k], v) for k, v in given.items()})
 
 
 def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str, str], Alternative]]]]:
@@ -304,9 +305,16 @@ def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str,
         )
     for key, values in sweep.items():
         at = f"{where}.sweep.{key}"
+        if not isinstance(key, str) or not key:
+            raise GridError(f"{where}.sweep has the key {key!r}: axes are named by strings")
         if isinstance(values, dict) and values:  # named alternatives
+            if "." in key:
+                raise GridError(f"{at}: an axis of named alternatives is a plain word (no '.'), got {key!r}")
+            if bad := [label for label in values if not isinstance(label, str)]:
+                raise GridError(f"{at} has the label {bad[0]!r}: quote it, labels are strings (they name experiments)")
             alts = [
-                ({key: str(label)}, _build(Alternative, f"{at}.{label}", alt or {})) for label, alt in values.items()
+                ({key: label}, _build(Alternative, f"{at}.{label}", {} if alt is None else alt))
+                for label, alt in values.items()
             ]
             axes.append(([key], alts))
         elif isinstance(values, list) and values:
@@ -318,9 +326,8 @@ def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str,
             )
     if "zip" in entry:
         zipped = entry["zip"]
-        lengths = {len(v) for v in zipped.values() if isinstance(v, list)} if isinstance(zipped, dict) else set()
-        if not zipped or not isinstance(zipped, dict) or len(lengths) != 1 or 0 in lengths or any(
-                not isinstance(v, list) for v in zipped.values()):  # fmt: skip
+        lists = isinstance(zipped, dict) and all(isinstance(k, str) and isinstance(v, list) for k, v in zipped.items())
+        if not zipped or not lists or len({len(v) for v in zipped.values()}) != 1 or not next(iter(zipped.values())):
             raise GridError(f"{where}.zip must map dotted keys to non-empty lists of one length, got {zipped!r}")
         shorts = [k.rsplit(".", 1)[-1] for k in zipped]
         values = [
@@ -332,7 +339,10 @@ def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str,
 
 
 def _fill(where: str, template: str, labels: dict[str, str]) -> str:
-    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as err:
+        raise GridError(f"{where}={template!r} is not a name template ({err})") from None
     if unknown := fields - set(labels):
         raise GridError(f"{where}={template!r} names {sorted(unknown)}, which are not axes; axes: {sorted(labels)}")
     return template.format_map(labels)
@@ -347,6 +357,8 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
     exclude = _value(f"{where}.exclude", list[dict[str, Any]], entry.get("exclude", []))
     placeholders = {p for names, _ in axes for p in names}
     for i, rule in enumerate(exclude):
+        if not rule:
+            raise GridError(f"{where}.exclude[{i}] is empty: it would leave out every combination")
         if unknown := set(rule) - placeholders:
             raise GridError(
                 f"{where}.exclude[{i}] names {sorted(unknown)}, which are not axes; axes: {sorted(placeholders)}"
@@ -357,6 +369,12 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
     experiments, excluded = [], set()
     for combo in itertools.product(*(values for _, values in axes)):
         labels = {k: v for part, _ in combo for k, v in part.items()}
+        set_by: dict[str, int] = {}  # an override key may be set by the entry or one axis, never by two
+        for i, (_, alt) in enumerate(combo):
+            for key in alt.overrides:
+                if key in (base.get("overrides") or {}) or set_by.setdefault(key, i) != i:
+                    raise GridError(f"{where}: {key} is set twice in the combination {labels} (by the entry or "
+                                    "another axis too); set it in one place")  # fmt: skip
         hits = {i for i, rule in enumerate(exclude) if all(labels.get(k) == str(v) for k, v in rule.items())}
         if hits:
             excluded |= hits
@@ -377,6 +395,8 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
         experiments.append(_experiment(where, combined, root))
     if unused := sorted(set(range(len(exclude))) - excluded):
         raise GridError(f"{where}.exclude[{unused[0]}]={exclude[unused[0]]!r} leaves out no combination")
+    if not experiments:
+        raise GridError(f"{where}: exclude leaves out every combination")
     return experiments
 
 
@@ -467,11 +487,11 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
             for row in table.rows:
                 try:
                     cell = table.cell(language, row)
-                except (KeyError, IndexError, ValueError):
+                except (KeyError, IndexError, ValueError, AttributeError, TypeError):
                     raise GridError(
                         f"{path}: tables.{name}.cells={table.cells!r} may name only {{language}} and {{row}}"
                     ) from None
-                if not any(n.startswith(cell) for n in names):  # the page adds its suffixes
+                if not any(n == cell or n.startswith((f"{cell}/", f"{cell}-")) for n in names):  # + the page's suffix
                     raise GridError(f"{path}: tables.{name} reads {cell}, which is not an experiment of the grid")
     experiments = _in_dependency_order(path, experiments)
     return Grid(tuple(experiments), tuple(grid.claims), grid.reference_source, str(path), grid.tables)

@@ -16,6 +16,7 @@ import contextlib
 import math
 import os
 import statistics
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,11 +122,19 @@ class Results:
         for run, summary in summaries:
             for metric, value in _metrics(summary).items():
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
-            meanings.setdefault(run.experiment.name, summary.get("scoreboards") or {})
+            if summary.get("scoreboards"):
+                meanings.setdefault(run.experiment.name, summary["scoreboards"])
         val_seeds: dict[str, set] = defaultdict(set)
         for run, summary in summaries:
             val_seeds[run.experiment.name].add((summary.get("seeds") or {}).get("val"))
         own = {e for e, seen in val_seeds.items() if len(seen) > 1}
+        if unknown := sorted({r.experiment.name for r, _ in summaries} - set(meanings)):
+            warnings.warn(
+                f"the runs of {', '.join(unknown)} were made by older code and do not say what their accuracies "
+                "measure: their figures get no chance line and one axis per head; `python "
+                "scripts/relabel_references.py --out OUT` describes them",
+                stacklevel=2,
+            )
         return cls(dict(values), summaries, meanings, own)
 
     def get(self, ref: MetricRef) -> dict[int, float]:

@@ -95,9 +95,9 @@ class Objective(nn.Module, ABC):
     #: what its accuracy measures (see `Scoreboard`)
     measure: str = "accuracy"
 
-    def chance(self) -> float | None:
-        """The accuracy of a guess that sees nothing but the position (see `Scoreboard`); None: undefined."""
-        return None
+    #: the accuracy of a guess that sees nothing but the position (see `Scoreboard`); None: undefined. A
+    #: number here, or a property when it depends on the language (MaskedLM)
+    chance: float | None = None
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
         """The encoder this objective needs, given the configured one: sized for the language (an unset
@@ -113,7 +113,7 @@ class Objective(nn.Module, ABC):
         """Metric prefix -> its `Scoreboard`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
-        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance())}
+        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance)}
 
     def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
         """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for

@@ -40,9 +40,7 @@ class Grammaticality(Objective):
     """language: whose sentences are judged (BracketPairs by default)."""
 
     measure = "grammaticality"
-
-    def chance(self) -> float:
-        return 0.5  # the classes are exactly balanced (make_batch)
+    chance = 0.5  # the classes are exactly balanced (make_batch)
 
     def __init__(self, language: Language | None = None) -> None:
         super().__init__()

@@ -53,6 +53,7 @@ class MaskedLM(Objective):
 
     measure = "cloze"
 
+    @property
     def chance(self) -> float | None:
         return self.language.chance
 

@@ -42,6 +42,7 @@ class NextTokenLM(Objective):
 
     measure = "next_token"
 
+    @property
     def chance(self) -> float | None:
         return self.language.chance
 

@@ -49,9 +49,7 @@ class NextSentence(Objective):
 
     categories = ("not_next", "is_next")  # column c holds the examples of class c
     measure = "nsp"
-
-    def chance(self) -> float:
-        return 0.5  # B follows A in exactly half of the pairs
+    chance = 0.5  # B follows A in exactly half of the pairs
 
     def __init__(
         self, n_pairs: int = 8, documents: MarkovDocuments = MarkovDocuments(), language: Language | None = None
