@@ -27,7 +27,6 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from minibert.ablation import accuracies  # noqa: E402
 from minibert.ablation.grid import GridError, load_grid  # noqa: E402
 from minibert.ablation.intervals import difference_interval  # noqa: E402
 from minibert.ablation.results import Board, Results  # noqa: E402
@@ -49,9 +48,10 @@ def gap_tables(boards: list[Board]) -> list[str]:
     lines: list[str] = []
     for measure in dict.fromkeys(b.measure.name for b in boards):
         rows = [b for b in boards if b.measure.name == measure]
-        cats = sorted({c for b in rows for c in b.categories}, key=accuracies.sort_key)
-        lines += [f"### {rows[0].measure.title}", ""]
-        lines += ["| experiment | seeds | ceiling | " + " | ".join(accuracies.label(c) for c in cats) + " |"]
+        m = rows[0].measure
+        cats = sorted({c for b in rows for c in b.categories}, key=m.sort_key)
+        lines += [f"### {m.title}", ""]
+        lines += ["| experiment | seeds | ceiling | " + " | ".join(m.label(c) for c in cats) + " |"]
         lines += ["|" + "---|" * (len(cats) + 3)]
         for b in rows:
             cells = []
@@ -77,7 +77,7 @@ def distance_figure(boards: list[Board], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7, 4))
     drawn, bounded = False, False
     for b in boards:
-        bins = sorted((c for c in b.categories if accuracies.family(c) == "distance"), key=accuracies.sort_key)
+        bins = sorted((c for c in b.categories if b.measure.family(c) == "distance"), key=b.measure.sort_key)
         if not bins:
             continue
         ivs = [b.categories[c].gap_interval() if b.categories[c].ceiling else b.categories[c].reference_interval()
@@ -85,7 +85,7 @@ def distance_figure(boards: list[Board], path: Path) -> bool:
         bounded |= any(b.categories[c].ceiling for c in bins)
         means = [100 * iv.mean for iv in ivs]
         err = [[100 * (iv.mean - iv.lo) for iv in ivs], [100 * (iv.hi - iv.mean) for iv in ivs]]
-        ax.errorbar([accuracies.label(c, short=True) for c in bins], means, yerr=err, marker="o", capsize=3,
+        ax.errorbar([b.measure.label(c, short=True) for c in bins], means, yerr=err, marker="o", capsize=3,
                     label=b.short)  # fmt: skip
         drawn = True
     if drawn:

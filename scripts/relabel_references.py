@@ -31,7 +31,7 @@ from jsonargparse import ArgumentParser  # noqa: E402
 
 from minibert.atomic_writes import write_json  # noqa: E402
 from minibert.masking import INPUT_CATEGORIES  # noqa: E402
-from minibert.objectives.base import Objective, Scoreboard  # noqa: E402
+from minibert.objectives.base import Objective  # noqa: E402
 from minibert.training import cli  # noqa: E402, F401  (its parsing settings: plug-in masking recipes)
 
 NOTE = "val/.../ceiling/acc_<c> -> val/.../bayes/acc_<c> on categories the input does not decide (gap dropped)"
@@ -63,8 +63,7 @@ def scoreboards(config_path: Path, cache: dict) -> dict:
         parser = ArgumentParser(exit_on_error=False)
         parser.add_argument("--objective", type=Objective)
         built = parser.instantiate(parser.parse_object({"objective": objective})).objective
-        boards = {k: b if isinstance(b, Scoreboard) else Scoreboard(tuple(b)) for k, b in built.scoreboards().items()}
-        cache[key] = {prefix: board.describe() for prefix, board in boards.items()}
+        cache[key] = {prefix: board.describe() for prefix, board in built.boards().items()}
     return cache[key]
 
 

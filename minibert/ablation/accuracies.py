@@ -85,10 +85,6 @@ FAMILY_TITLES = {
 _BIN = re.compile(r"^(?P<family>dist|depth)_(?P<lo>\d+)(?:_(?P<hi>\d+|plus))?$")
 
 
-def _bin(category: str) -> re.Match | None:
-    return _BIN.match(category)
-
-
 @dataclass(frozen=True)
 class Measure:
     """What a head's accuracy measures (from the run's summary: minibert.objectives.Scoreboard), and how its
@@ -108,7 +104,7 @@ class Measure:
             return own[0]
         if category in _CATEGORIES:
             return _CATEGORIES[category][0]
-        m = _bin(category)
+        m = _BIN.match(category)
         return {"dist": "distance", "depth": "depth"}[m["family"]] if m else "other"
 
     def label(self, category: str, short: bool = False) -> str:
@@ -118,7 +114,7 @@ class Measure:
             return own[1]
         if category in _CATEGORIES:
             return _CATEGORIES[category][1]
-        m = _bin(category)
+        m = _BIN.match(category)
         if m is None:
             return category.replace("_", " ")
         span = m["lo"] if m["hi"] is None else f"{m['lo']}+" if m["hi"] == "plus" else f"{m['lo']}–{m['hi']}"
@@ -128,7 +124,7 @@ class Measure:
         """Families in FAMILIES order (a plug-in's own before 'other'); inside one, the order above, bins by
         their lower edge."""
         fam = self.family(category)
-        m = _bin(category)
+        m = _BIN.match(category)
         order = list(_CATEGORIES).index(category) if category in _CATEGORIES else 0
         rank = FAMILIES.index(fam) if fam in FAMILIES else FAMILIES.index("other") - 0.5
         return rank, int(m["lo"]) if m else 0, order, category
@@ -137,16 +133,9 @@ class Measure:
 _PLAIN = Measure("accuracy", "accuracy", None)
 
 
-def family(category: str, measure: Measure = _PLAIN) -> str:
-    return measure.family(category)
-
-
-def label(category: str, short: bool = False, measure: Measure = _PLAIN) -> str:
-    return measure.label(category, short)
-
-
-def sort_key(category: str, measure: Measure = _PLAIN) -> tuple:
-    return measure.sort_key(category)
+def label(category: str, short: bool = False) -> str:
+    """A category's label where no head's measure is at hand (every category the package itself logs)."""
+    return _PLAIN.label(category, short)
 
 
 _TITLES = {

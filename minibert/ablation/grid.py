@@ -275,17 +275,16 @@ def _value(where: str, hint: Any, value: Any) -> Any:
     raise TypeError(f"grid field type {hint!r} has no check")  # a programming error, not a user's
 
 
-def _build(cls: type, where: str, entry: Any, skip: tuple[str, ...] = ()) -> Any:
-    """An instance of dataclass `cls` from a YAML mapping, every field checked by `_value`; `skip`: keys the
-    caller reads itself. A `where` ending in ': ' (a file) is followed by bare field names."""
+def _build(cls: type, where: str, entry: Any) -> Any:
+    """An instance of dataclass `cls` from a YAML mapping, every field checked by `_value`. A `where` ending
+    in ': ' (a file) is followed by bare field names."""
     at = where.removesuffix(": ")
     if not isinstance(entry, dict):
         raise GridError(f"{at} must be a mapping, got {type(entry).__name__}: {entry!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     required = {n for n, f in fields.items() if f.default is f.default_factory is dataclasses.MISSING}
-    allowed = set(fields) | set(skip)
-    if unknown := set(entry) - allowed:
-        raise GridError(f"{at} has unknown keys {sorted(unknown, key=str)}; allowed: {sorted(allowed)}")
+    if unknown := set(entry) - set(fields):
+        raise GridError(f"{at} has unknown keys {sorted(unknown, key=str)}; allowed: {sorted(fields)}")
     if missing := required - set(entry):
         raise GridError(f"{at} is missing {sorted(missing)}")
     hints = typing.get_type_hints(cls, include_extras=True)
@@ -369,27 +368,20 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
     experiments, excluded = [], set()
     for combo in itertools.product(*(values for _, values in axes)):
         labels = {k: v for part, _ in combo for k, v in part.items()}
-        set_by: dict[str, int] = {}  # an override key may be set by the entry or one axis, never by two
-        for i, (_, alt) in enumerate(combo):
-            for key in alt.overrides:
-                if key in (base.get("overrides") or {}) or set_by.setdefault(key, i) != i:
-                    raise GridError(f"{where}: {key} is set twice in the combination {labels} (by the entry or "
-                                    "another axis too); set it in one place")  # fmt: skip
         hits = {i for i, rule in enumerate(exclude) if all(labels.get(k) == str(v) for k, v in rule.items())}
         if hits:
             excluded |= hits
             continue
+        overrides = dict(base.get("overrides") or {})
+        for _, alt in combo:  # an override key is set by the entry or by one axis, never by two
+            if twice := sorted(set(alt.overrides) & set(overrides)):
+                raise GridError(f"{where}: {twice[0]} is set twice in the combination {labels} (by the entry or "
+                                "another axis too); set it in one place")  # fmt: skip
+            overrides.update(alt.overrides)
         name = base["name"]
         name = _fill(f"{where}.name", name, labels) if "{" in name else f"{name}/{'-'.join(labels.values())}"
-        combined = {
-            **base,
-            "name": name,
-            "configs": [*base["configs"], *(c for _, alt in combo for c in alt.configs)],
-            "overrides": {
-                **(base.get("overrides") or {}),
-                **{k: v for _, alt in combo for k, v in alt.overrides.items()},
-            },
-        }
+        combined = {**base, "name": name, "overrides": overrides,
+                    "configs": [*base["configs"], *(c for _, alt in combo for c in alt.configs)]}  # fmt: skip
         if isinstance(base.get("encoder_from"), str):
             combined["encoder_from"] = _fill(f"{where}.encoder_from", base["encoder_from"], labels)
         experiments.append(_experiment(where, combined, root))

@@ -115,6 +115,11 @@ class Objective(nn.Module, ABC):
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
         return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance)}
 
+    def boards(self) -> dict[str, Scoreboard]:
+        """`scoreboards()` with every board a Scoreboard: a plug-in's may be a plain tuple of categories,
+        none of them decided by the input."""
+        return {k: b if isinstance(b, Scoreboard) else Scoreboard(tuple(b)) for k, b in self.scoreboards().items()}
+
     def setup_encoder(self, config: EncoderConfig | None = None) -> Encoder:
         """A fresh encoder sized for this objective (`configure_encoder`) and the objective's heads built for
         it, in that order (the order EncoderModule creates them in, so the same seed gives the same weights)."""

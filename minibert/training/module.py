@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from minibert.model import EncoderConfig, count_parameters
-from minibert.objectives.base import Batch, Objective, Scoreboard
+from minibert.objectives.base import Batch, Objective
 from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
@@ -59,11 +59,8 @@ class EncoderModule(L.LightningModule):
             torch.manual_seed(init_seed)
         self.encoder = objective.setup_encoder(encoder)
         self.encoder_config = self.encoder.config
-        boards = objective.scoreboards()
+        self.scoreboards = boards = objective.boards()
         self.metric_prefixes = tuple(boards)
-        # a plug-in's board may be a plain tuple of categories: none of them counts as decided by the input
-        boards = {k: b if isinstance(b, Scoreboard) else Scoreboard(tuple(b)) for k, b in boards.items()}
-        self.scoreboards = boards
         self.val_metrics = nn.ModuleList(CategoryAccuracy(b.categories, b.input_categories) for b in boards.values())
         self._last_finite_loss = math.nan
 
