@@ -36,12 +36,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from tqdm import tqdm  # noqa: E402
 
-from minibert.ablation.executors import EXECUTORS, LocalPool, Submitit  # noqa: E402
-from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
-from minibert.ablation.lock import Busy, OutLock  # noqa: E402
-from minibert.ablation.preflight import preflight  # noqa: E402
-from minibert.ablation.report import ReportError, write_report  # noqa: E402
-from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
+from minibert.ablation.executors import EXECUTORS, LocalPool, Submitit, start_fork_server  # noqa: E402
 
 EXIT_BAD_INPUT, EXIT_ENVIRONMENT = 2, 3
 
@@ -106,6 +101,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def trains_locally(args: argparse.Namespace) -> bool:
+    return args.executor == "local" and not args.report_only
+
+
+# Local workers fork from a server that imports torch and lightning (seconds): started before this script's
+# own imports below, the two import side by side.
+if __name__ == "__main__" and trains_locally(parse_args()):
+    start_fork_server()
+from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
+from minibert.ablation.lock import Busy, OutLock  # noqa: E402
+from minibert.ablation.preflight import preflight  # noqa: E402
+from minibert.ablation.report import ReportError, write_report  # noqa: E402
+from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
+
+
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
     """Seeds of the run folders `<out>/runs/<experiment>/seed<N>-<key>` of these experiments."""
     found = set()
@@ -117,7 +127,7 @@ def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
 
 
 def use_plugins(folders: list[str]) -> None:
-    """Make plug-ins in `folders` importable here, in local workers (spawned with this sys.path) and in
+    """Make plug-ins in `folders` importable here, in local workers (given this sys.path) and in
     submitit jobs (which get PYTHONPATH)."""
     resolved = [str(Path(f).resolve()) for f in folders]
     sys.path[:0] = [f for f in resolved if f not in sys.path]
@@ -244,7 +254,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             for bar in bars:
                 bar.close()
             print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)
-            os._exit(128 + getattr(err, "signum", signal.SIGINT))  # local workers die with us (PR_SET_PDEATHSIG)
+            os._exit(128 + getattr(err, "signum", signal.SIGINT))  # local workers watch for our death and exit
         finally:
             signal.signal(signal.SIGTERM, previous)
         for bar in bars:

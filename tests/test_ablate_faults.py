@@ -386,10 +386,10 @@ def test_executor_slurm_without_slurm_is_one_line_with_status_3_before_anything_
 
 
 def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
-    """PR_SET_PDEATHSIG: SIGKILL on the runner process only (not its group) still ends its workers, so no
-    orphan finishes a run behind a killed runner's back."""
+    """SIGKILL on the runner process only (not its group) still ends its workers, so no orphan finishes a run
+    behind a killed runner's back; nor does the fork server they came from stay behind."""
     if not sys.platform.startswith("linux"):
-        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+        pytest.skip("the test reads /proc")
     script = (
         "import os, time\n"
         "from minibert.ablation.executors import LocalPool\n"
@@ -402,6 +402,7 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)  # fmt: skip
     workers = [int(p) for p in runner.stdout.readline().split()]
+    workers += {int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) for p in workers}  # server
 
     def alive(pid: int) -> bool:
         try:
@@ -411,13 +412,13 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
         return state not in ("Z", "X")  # a zombie has exited
 
     try:
-        assert len(workers) == 2 and all(alive(p) for p in workers)
+        assert len(workers) == 3 and all(alive(p) for p in workers)  # two workers and the fork server
         os.kill(runner.pid, signal.SIGKILL)  # the runner alone: its workers get no signal from us
         runner.wait(timeout=30)
         deadline = time.monotonic() + 20
         while any(alive(p) for p in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(alive(p) for p in workers), "a worker outlived its runner"
+        assert not any(alive(p) for p in workers), "a worker or the fork server outlived the runner"
     finally:
         for p in workers:
             with contextlib.suppress(ProcessLookupError):

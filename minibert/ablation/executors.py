@@ -3,7 +3,9 @@
 Both have the same three operations (`submit`, `wait`, and closing, which cancels what is unfinished),
 so the runner's rules (upstream before downstream, resume, reuse) are the same whatever runs the jobs.
 
-- `LocalPool(workers)`: a process pool; workers die with the runner (PR_SET_PDEATHSIG on Linux).
+- `LocalPool(workers)`: a process pool whose workers die with the runner. On Linux they fork from a server
+  that has imported torch, lightning and minibert's training code once (seconds on a small CPU);
+  `start_fork_server()` starts it early, so that it imports while the runner does.
 - `Submitit("slurm", folder, ...)`: one SLURM job per run, at most `max_running` queued or running at a
   time; the runner waits on the login node. `Submitit("local", ...)` is submitit's local backend (each
   job a subprocess of this machine), which runs the same code path without a cluster.
@@ -16,10 +18,11 @@ Example:
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
+import multiprocessing.forkserver
 import os
-import signal
+import sys
+import threading
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
@@ -30,25 +33,67 @@ from typing import Any
 EXECUTORS = ("local", "submitit-local", "slurm")
 
 
-def _init_worker(runner: int) -> None:
+# What a worker needs before its first job; the fork server imports them once. "__main__" is the runner's
+# script, which a worker would otherwise run again (multiprocessing re-imports the main module).
+WORKER_IMPORTS = ("__main__", "minibert.training.fit", "minibert.ablation.preflight")
+# Workers fork from a server that imported the above and ran nothing, so they inherit no thread pools or
+# locks (the reason not to fork the runner itself). Elsewhere than Linux they are spawned (no /proc below).
+START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"
+WATCH_S = 0.2  # how often a worker checks that its runner is alive
+
+
+def start_fork_server() -> None:
+    """Start the server local workers fork from, now (LocalPool starts it at its first job otherwise)."""
+    if START_METHOD == "forkserver":
+        multiprocessing.set_forkserver_preload(list(WORKER_IMPORTS))
+        multiprocessing.forkserver.ensure_running()
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # field 4, after (comm)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+
+
+def _runner_alive(runner: int) -> bool:
+    """Whether `runner` is still this worker's parent (spawn) or its fork server's parent. The children of a
+    process that dies are adopted at once, before anyone reaps it, so a killed runner fails this at once."""
+    parent = os.getppid()
+    return (parent if START_METHOD == "spawn" else _parent_of(parent)) == runner
+
+
+def _watch(runner: int) -> None:
+    while _runner_alive(runner):
+        time.sleep(WATCH_S)
+    os._exit(1)
+
+
+def _init_worker(runner: int, path: list[str], environ: dict[str, str]) -> None:
+    # the fork server's path and environment are the runner's as they were when it started; these are the
+    # runner's now (plug-in folders, variables set since)
+    sys.path[:] = path
+    os.environ.clear()
+    os.environ.update(environ)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    try:  # Linux: die with the runner, so a killed runner leaves no orphan finishing a run behind its back
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != runner:  # the runner died while this worker was starting, before the line above
-        os._exit(1)
+    # Die with the runner, so that a killed runner leaves no orphan finishing a run behind its back. Not
+    # PR_SET_PDEATHSIG: a worker's parent is the fork server, which outlives the runner while workers live.
+    threading.Thread(target=_watch, args=(runner,), name="watch-runner", daemon=True).start()
 
 
 class LocalPool:
-    """Runs on this machine, `workers` at a time, in spawned single-threaded processes."""
+    """Runs on this machine, `workers` at a time, in worker processes (one torch thread each) that stay up for
+    the whole grid (each run's result is what it would be alone: tests/test_determinism.py)."""
 
     max_running = float("inf")  # the pool queues what it cannot start yet
 
     def __init__(self, workers: int) -> None:
-        context = multiprocessing.get_context("spawn")  # no inherited thread pools or locks from the parent
+        start_fork_server()
         self.pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+            max_workers=workers,
+            mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=_init_worker,
+            initargs=(os.getpid(), list(sys.path), dict(os.environ)),
         )
 
     def submit(self, fn: Callable, *args: Any) -> Future:
