@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     data.setup("validate")
     example = data.val_set[args.index]
     rows, right, blanks = fill_in(module, example["inputs"], example["labels"])
-    kind = "causal" if module.encoder_config.causal else "bidirectional"
-    print(f"Held-out sentence {args.index} of {len(data.val_set)} (validation set), {kind} model:")
+    attention = "causal" if module.encoder_config.causal else "bidirectional"
+    print(f"Held-out sentence {args.index} of {len(data.val_set)} (validation set), {attention} model:")
     print(rows)
     print(f"\n{right} of {blanks} blanks filled in correctly")
     print(f"accuracy over all blanks of the validation set: {100 * held_out_accuracy(module, data):.1f}%")

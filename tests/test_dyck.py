@@ -114,8 +114,8 @@ def test_spoiled_sentences_are_never_in_the_language(lang):
     assert not lang.contains(spoiled).any()
     changed = spoiled != ids
     np.testing.assert_array_equal(changed.argmax(1), first)
-    if lang.spoil_kinds:
-        assert set(np.unique(how)) == set(range(len(lang.spoil_kinds)))
+    if lang.spoilings:
+        assert set(np.unique(how)) == set(range(len(lang.spoilings)))
         share_swap = (how == 0).mean()
         assert 0.45 < share_swap < 0.56  # half swaps, half moves (a few swaps fall back on moves)
         # only the structure changes: every sentence keeps its bag of brackets

@@ -44,7 +44,7 @@ class Language(ABC):
     #: `is_opener`/`is_closer` to mean something, "partner_visible"/"partner_hidden" need `partner`
     shared_categories: tuple[str, ...] = ("opener", "closer", "partner_visible", "partner_hidden")
     #: names of the ways `spoil` breaks a sentence, one category each in the grammaticality task
-    spoil_kinds: tuple[str, ...] = ()
+    spoilings: tuple[str, ...] = ()
     #: the accuracy of a token guess that sees nothing but the position, where it is simple to state (None:
     #: left out; the exact ceiling says more)
     chance: float | None = None
@@ -114,7 +114,7 @@ class Language(ABC):
     @abstractmethod
     def spoil(self, ids: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Break each of the (B, T) sentences once: returns (spoiled ids, the first position that changed,
-        the index into `spoil_kinds` of how it was broken), every spoiled sentence outside the language."""
+        the index into `spoilings` of how it was broken), every spoiled sentence outside the language."""
 
     @abstractmethod
     def contains(self, ids: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ class BracketPairs(Dyck):
     """`pairs` adjacent pairs over `kinds` bracket types (the defaults are the seed's: 8 and 8, 18 tokens)."""
 
     categories = ()  # every partner is adjacent and every depth is 1: Dyck's buckets would say nothing
-    spoil_kinds = ()  # one way only: a wrong closer
+    spoilings = ()  # one way only: a wrong closer
 
     def __init__(self, kinds: int = 8, pairs: int = 8) -> None:
         check("BracketPairs", "pairs", pairs, POSITIVE_INT)

@@ -56,7 +56,7 @@ class Dyck(Language):
     categories = tuple(_bucket_name("dist", lo, hi) for lo, hi in _DISTANCES) + tuple(
         _bucket_name("depth", lo, hi) for lo, hi in _DEPTHS
     )
-    spoil_kinds = ("swap", "move")
+    spoilings = ("swap", "move")
 
     def __init__(self, kinds: int = 4, length: int = 32, max_depth: int = 6, oracle_memory_gb: float = 2.0) -> None:
         check("Dyck", "kinds", kinds, Range(low=1, high=26, integer=True))
@@ -215,17 +215,17 @@ class Dyck(Language):
         position, redrawn until the result is not a word of the language. The type and count of every
         bracket are kept either way, so only the structure gives the sentence away."""
         out = ids.copy()
-        kind = rng.integers(0, len(self.spoil_kinds), size=len(ids))
+        way = rng.integers(0, len(self.spoilings), size=len(ids))
         first = np.empty(len(ids), dtype=np.int64)
         for b, row in enumerate(ids.tolist()):
-            spoiled = self._moved(row, rng) if kind[b] == 1 else None
+            spoiled = self._moved(row, rng) if way[b] == 1 else None
             if spoiled is None:
-                kind[b], spoiled = 0, self._swapped(row, rng)
+                way[b], spoiled = 0, self._swapped(row, rng)
             if spoiled is None:  # every closer has the same type: only a move can break it
-                kind[b], spoiled = 1, self._moved(row, rng, tries=10_000)
+                way[b], spoiled = 1, self._moved(row, rng, tries=10_000)
             out[b] = spoiled
             first[b] = int(np.flatnonzero(out[b] != ids[b])[0])
-        return out, first, kind
+        return out, first, way
 
     def _swapped(self, row: list[int], rng: np.random.Generator) -> list[int] | None:
         closers = [t for t, x in enumerate(row) if x >= self.first_closer]

@@ -5,7 +5,7 @@ Half of each batch is well formed (label 1); the other half is spoiled once by t
 Dyck: two closers swapped or one bracket moved, so that only long-range structure tells). The classifier
 reads the [CLS] output (row 0 of the encoder's last layer) through one linear layer to 2 logits.
 
-Categories: the two classes, then one per way of spoiling (`spoil_<kind>`, on languages that have several).
+Categories: the two classes, then one per way of spoiling (`spoil_<way>`, on languages that have several).
 Spoiled sentences are never in the language, so the Bayes ceiling is 100%; every validation batch says so
 (`credit`), and the run logs `val/ceiling/acc` = 1 beside `val/acc`.
 
@@ -46,7 +46,7 @@ class Grammaticality(Objective):
         super().__init__()
         self.language = language or BracketPairs()
         # column c < 2 holds the examples of class c; then one column per way of spoiling
-        self.categories = ("ungrammatical", "grammatical") + tuple(f"spoil_{k}" for k in self.language.spoil_kinds)
+        self.categories = ("ungrammatical", "grammatical") + tuple(f"spoil_{k}" for k in self.language.spoilings)
         self.input_categories = self.categories  # the oracle scores 100% on every sentence: a bound on each
 
     def build(self, config: EncoderConfig) -> None:
@@ -61,7 +61,7 @@ class Grammaticality(Objective):
         corrupted = np.full(size, -1)  # for inspection and tests: the first spoiled position, -1 if none
         how = np.full(size, -1)
         ids[bad], corrupted[bad], how[bad] = self.language.spoil(ids[bad], rng)
-        spoils = how[:, None] == np.arange(len(self.language.spoil_kinds))  # (B, kinds)
+        spoils = how[:, None] == np.arange(len(self.language.spoilings))  # (B, ways)
         classes = np.arange(2) == labels[:, None]  # (B, 2)
         return {
             "inputs": torch.from_numpy(ids),

@@ -117,13 +117,14 @@ def _quoted_number(message: str) -> str:
     found = re.search(r"Expected a <class '(int|float)'>\. Got value: (\S+)$", message)
     if found is None:
         return message
-    kind, shown = found.groups()
+    expected, shown = found.groups()
     try:
-        (int if kind == "int" else float)(shown.strip('"'))
+        (int if expected == "int" else float)(shown.strip('"'))
     except ValueError:
         return message
     text = shown.strip('"')
-    fixed = f"Expected a <class '{kind}'>. Got the text \"{text}\" (quoted, so a string): write it as a plain number"
+    fixed = f"Expected a <class '{expected}'>. Got the text \"{text}\" (quoted, so a string): "
+    fixed += "write it as a plain number"
     return message[: found.start()] + fixed
 
 
