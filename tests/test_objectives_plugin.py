@@ -103,3 +103,46 @@ def test_electra_on_a_recipe_the_oracle_cannot_grade_says_so_in_its_own_terms():
 
     with pytest.raises(ValueError, match=r"^MaskedLM\.eval_masking=OwnLikelihoods is not allowed"):
         MaskedLM(eval_masking=OwnLikelihoods())
+
+
+def test_a_checkpoint_rebuilds_its_plugin_objective_through_load_from_checkpoint(tmp_path):
+    """Under LightningCLI, save_hyperparameters records the objective by class path and init args, so that
+    Lightning's load_from_checkpoint rebuilds a plug-in objective around the saved weights, from a checkpoint
+    that still loads with weights_only=True. A module built in Python records its plain arguments only (a
+    module and a dataclass could only be pickled) and is given its objective back."""
+    import lightning as L
+
+    from minibert.training.checkpoints import last_checkpoint
+    from minibert.training.data import StreamDataModule
+    from minibert.training.module import EncoderModule
+
+    config = tmp_path / "last_closer.yaml"
+    config.write_text(
+        "model:\n  init_args:\n    objective:\n"
+        f"      class_path: {LastCloser.__module__}.LastCloser\n      init_args: {{hide: 0}}\n"
+    )
+    overrides = [
+        "--trainer.max_steps=3",
+        "--trainer.val_check_interval=3",
+        "--data.val_size=64",
+        "--model.init_args.lr=0.01",
+    ]
+    ckpt = last_checkpoint(fit(["configs/pretrain.yaml", config], overrides, root_dir=tmp_path / "cli")["log_dir"])
+    saved = torch.load(ckpt, weights_only=True)
+    assert saved["hyper_parameters"]["objective"]["class_path"] == f"{LastCloser.__module__}.LastCloser"
+    module = EncoderModule.load_from_checkpoint(ckpt)
+    assert type(module.objective).__name__ == "LastCloser" and module.objective.hide == 0 and module.lr == 0.01
+    assert module.state_dict().keys() == saved["state_dict"].keys()
+    assert all(torch.equal(module.state_dict()[k], v) for k, v in saved["state_dict"].items())
+
+    built = EncoderModule(objective=MaskedLM(), lr=0.02)
+    assert dict(built.hparams) == {"lr": 0.02, "weight_decay": 0.01, "warmup_steps": 30, "init_seed": None}
+    trainer = L.Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp_path)  # fmt: skip
+    trainer.fit(built, datamodule=StreamDataModule(source=built.objective, batch_size=8, val_size=8))
+    trainer.save_checkpoint(tmp_path / "python.ckpt")
+    torch.load(tmp_path / "python.ckpt", weights_only=True)  # nothing pickled
+    with pytest.raises(TypeError, match="objective"):
+        EncoderModule.load_from_checkpoint(tmp_path / "python.ckpt")
+    again = EncoderModule.load_from_checkpoint(tmp_path / "python.ckpt", objective=MaskedLM())
+    assert again.lr == 0.02 and all(torch.equal(again.state_dict()[k], v) for k, v in built.state_dict().items())

@@ -117,7 +117,9 @@ def saved_settings(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
 
 class TrainingConfig(L.Callback):
     """Puts the run's training settings into every checkpoint it writes (as JSON text, so that the
-    checkpoint still loads with `torch.load(weights_only=True)`)."""
+    checkpoint still loads with `torch.load(weights_only=True)`). Not the module's hparams: those are the
+    model's arguments, and a resume must match the trainer's and the data's too (max_steps, batch size,
+    seeds), which Lightning keeps nowhere in a checkpoint."""
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.text = json.dumps(dict(settings), sort_keys=True)

@@ -44,6 +44,13 @@ class EncoderModule(L.LightningModule):
         init_seed: int | None = None,
     ) -> None:
         super().__init__()
+        # For load_from_checkpoint. Under LightningCLI (its "_instantiator" in hparams) they are the config the
+        # module was built from, with the objective as class_path and init_args, plug-ins included. Built in
+        # Python, the objective is a module and the encoder a dataclass, which a checkpoint could only pickle
+        # (no torch.load(weights_only=True)): those two are left out, to be given to load_from_checkpoint.
+        self.save_hyperparameters(ignore=["objective", "encoder"])
+        if "_instantiator" in self.hparams:
+            self.save_hyperparameters()
         owner = type(self).__name__
         check(owner, "lr", lr, POSITIVE)
         check(owner, "weight_decay", weight_decay, NONNEGATIVE)
@@ -131,7 +138,9 @@ class EncoderModule(L.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        # plain types, so that a checkpoint loads with torch.load(weights_only=True)
+        # The encoder's shape as built (hparams hold it as asked, with the vocabulary still to come from the
+        # language), so that fine-tuning reads it without building the pre-training objective. Plain types,
+        # so that a checkpoint loads with torch.load(weights_only=True).
         checkpoint["encoder_config"] = asdict(self.encoder_config)
 
     def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
