@@ -272,8 +272,9 @@ def test_a_claim_whose_interval_holds_zero_never_reads_holds(lower, higher, verd
 
 def test_a_plugin_category_reads_as_its_board_declares_and_chance_follows_the_language(tmp_path):
     """Reports take a metric's meaning from the run's summary, never from class names: a plug-in's own
-    category gets its family and label, and chance for token prediction is 1 in the language's kinds."""
-    e = Experiment("pretrain/plug", "pretrain", ("c.yaml",))
+    category gets its family and label (in the figures' panels and beside the write-up too), and chance for
+    token prediction is 1 in the language's kinds."""
+    e = Experiment("pretrain/plug", "pretrain", ("c.yaml",), reference={"val/acc_rare": 0.5})
     run = fake_run(tmp_path, Experiment("break/mask_only", "pretrain", ("c.yaml",)), 0)
     summary = json.loads((run.run_dir / "summary.json").read_text())
     summary["val/acc_rare"], summary["val/n_rare"] = 0.4, 50
@@ -291,6 +292,7 @@ def test_a_plugin_category_reads_as_its_board_declares_and_chance_follows_the_la
     write_report(tmp_path / "out", Grid((e,), path="g.yaml"), [e], [moved], [], links={})
     md = (tmp_path / "out" / "ablation.md").read_text()
     assert "rare token" in md and "Chance (1 of 4 kinds): 25.0%" in md
+    assert re.search(r"^\| pretrain/plug \| rare token \| 40\.0 ", md, re.M), md  # the write-up's row
 
 
 def test_older_runs_are_described_from_their_saved_config_without_retraining(tmp_path, scripts):

@@ -130,14 +130,6 @@ class Measure:
         return rank, int(m["lo"]) if m else 0, order, category
 
 
-_PLAIN = Measure("accuracy", "accuracy", None)
-
-
-def label(category: str, short: bool = False) -> str:
-    """A category's label where no head's measure is at hand (every category the package itself logs)."""
-    return _PLAIN.label(category, short)
-
-
 _TITLES = {
     "cloze": "cloze accuracy (predicting the hidden token)",
     "next_token": "next-token accuracy (left context only)",

@@ -236,7 +236,8 @@ def writeup_table(experiments: list[Experiment], results: Results) -> Table | No
             attrs.update({"lo": f"{iv.lo:.6f}", "hi": f"{iv.hi:.6f}"})
             half = "" if math.isnan(diff.mean) else f"{100 * half_width(diff):.1f}"
             mde = detectable(diff)
-            rows.append([Cell(e.name), Cell(_metric_label(key)), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}%"),
+            label = _metric_label(key, results.measure(e.name, key.prefix))
+            rows.append([Cell(e.name), Cell(label), Cell(iv.percent(), attrs), Cell(f"{100 * ref:.1f}%"),
                          Cell(_signed(diff)), Cell(half), Cell("" if math.isnan(mde) else f"{100 * mde:.1f}"),
                          Cell(verdict)])  # fmt: skip
     if not rows:
@@ -250,9 +251,9 @@ def writeup_table(experiments: list[Experiment], results: Results) -> Table | No
     return Table("side by side with the write-up", header, rows, note)
 
 
-def _metric_label(key: accuracies.AccKey) -> str:
+def _metric_label(key: accuracies.AccKey, measure: accuracies.Measure) -> str:
     head = accuracies.head_label(key.prefix)
-    return (f"{head}: " if head else "") + accuracies.label(key.category)
+    return (f"{head}: " if head else "") + measure.label(key.category)
 
 
 def _signed(iv: Interval) -> str:

@@ -189,12 +189,15 @@ class Results:
                 cats = by_prefix[prefix]
                 for cat in cats.values():
                     cat.n, cat.sampling_n = self.n_of(e.name, cat.key), self.sampling_n(e.name, cat.key)
-                meaning = self.meanings.get(e.name, {}).get(prefix, {})
-                measure = accuracies.measure(meaning.get("measure", "accuracy"), meaning.get("chance"),
-                                             meaning.get("labels", ()))  # fmt: skip
+                measure = self.measure(e.name, prefix)
                 ordered = {c: cats[c] for c in sorted(cats, key=measure.sort_key)}
                 boards.append(Board(e, prefix, measure, ordered))
         return boards
+
+    def measure(self, experiment: str, prefix: str) -> accuracies.Measure:
+        """What the accuracies of `experiment`'s head `prefix` measure, as its runs' summaries say."""
+        meaning = self.meanings.get(experiment, {}).get(prefix, {})
+        return accuracies.measure(meaning.get("measure", "accuracy"), meaning.get("chance"), meaning.get("labels", ()))
 
     def others(self, e: Experiment) -> list[str]:
         """The reported metrics of `e` that are not about an accuracy (losses, parameter counts, time)."""
