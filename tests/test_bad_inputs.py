@@ -25,6 +25,7 @@ TINY = ["--trainer.max_steps=2", "--data.val_size=100"]
 MASKING = "--model.init_args.objective.init_args.masking"
 ENCODER = "--model.init_args.encoder"
 LANGUAGE = "--model.init_args.objective.init_args.language.init_args"
+DYCK = "configs/languages/dyck.yaml"
 
 # (case id, arguments after `fit`, fragments the last line must contain: the field, the value, what is allowed)
 CASES = [
@@ -102,6 +103,14 @@ CASES = [
         [*PRETRAIN, "-c", "configs/languages/dyck.yaml", f"{LANGUAGE}.length=512", f"{LANGUAGE}.oracle_memory_gb=0.2"],
         ["Dyck(length=512", "about 0.4 GB for one sentence", "oracle_memory_gb=0.2", "lower length"],
     ),
+    # languages: an objective without a corpus for the language, an encoder shorter than its sentences
+    (
+        "nsp on dyck",
+        [*PRETRAIN, "-c", "configs/objectives/nsp.yaml", "-c", DYCK],
+        ["NextSentence.language=Dyck(kinds=4, length=32, max_depth=6)", "needs a"],
+    ),
+    ("bert on dyck", [*PRETRAIN, "-c", "configs/objectives/bert.yaml", "-c", DYCK], ["language"]),
+    ("max_len<dyck", [*PRETRAIN, "-c", DYCK, f"{ENCODER}.max_len=17"], ["EncoderConfig.max_len=17", "at least 33"]),
 ]
 
 

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 import yaml
 
 from minibert.training.cli import MiniBertCLI
@@ -67,16 +66,3 @@ def test_overrides_reach_the_model_data_and_seed(root):
     assert cli.datamodule.seed == 7 and cli.datamodule.batch_size == 8
     assert cli.model.encoder.config.norm == "pre"
     assert cli.datamodule.source is cli.model.objective  # the data streams the model's own objective
-
-
-@pytest.mark.parametrize("steps", [0, -1])
-def test_non_positive_max_steps_fails_with_a_clear_message(root, steps):
-    with pytest.raises(ValueError, match=rf"trainer\.max_steps={steps} is not allowed: it must be a positive integer"):
-        MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), f"--trainer.max_steps={steps}"])
-
-
-def test_non_positive_batch_size_fails_naming_the_field(root):
-    with pytest.raises(
-        ValueError, match=r"StreamDataModule\.batch_size=0 is not allowed: it must be a positive integer"
-    ):
-        build(root, "--data.batch_size=0")

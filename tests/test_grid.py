@@ -44,9 +44,9 @@ def test_the_committed_grids_have_a_grid_file_each():
     assert sorted(EXPECTED) == sorted(p.stem for p in (ROOT / "configs/ablations").glob("*.yaml"))
 
 
-def write(tmp_path: Path, *entries: dict) -> Path:
+def write(tmp_path: Path, *entries: dict, **top) -> Path:
     path = tmp_path / "g.yaml"
-    path.write_text(yaml.safe_dump({"experiments": list(entries)}, sort_keys=False))
+    path.write_text(yaml.safe_dump({"experiments": list(entries), **top}, sort_keys=False))
     return path
 
 
@@ -84,58 +84,54 @@ def test_zip_takes_its_lists_in_step(tmp_path):
     assert [e.overrides["trainer.max_steps"] * e.overrides["data.batch_size"] for e in grid.experiments] == [320] * 3
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"sweep": {"model.init_args.lr": []}}, "sweep.model.init_args.lr must be a non-empty list"),
-        ({"sweep": {}}, "sweep must map dotted keys to lists of values"),
-        ({"zip": {"data.batch_size": [8, 16], "trainer.max_steps": [4]}}, "lists of one length"),
-        ({"name": "a/{lang}", "sweep": {"language": {"pairs": {}}}}, "which are not axes; axes: ['language']"),
-        ({"sweep": {"language": {"pairs": {}}}, "exclude": [{"lang": "pairs"}]}, "exclude[0] names ['lang']"),
-        ({"sweep": {"lang": {"pairs": {}, "dyck": {}}}, "exclude": [{"lang": "dyk"}]}, "leaves out no combination"),
-        ({"sweep": {"language": {"pairs": {"overides": {}}}}}, "sweep.language.pairs has unknown keys ['overides']"),
-        ({"sweep": {"language": {"dyck": {"configs": ["configs/nope.yaml"]}}}}, "'configs/nope.yaml' does not exist"),
-    ],
-)  # fmt: skip
-def test_bad_sweeps_are_one_line_errors(tmp_path, change, message):
-    path = write(tmp_path, {**GOOD, **change})
+CLAIM = {"text": "t", "value": {"experiment": "a", "metric": "val/acc"}, "at_least": "0.9"}
+TABLE = {"cells": "x/{language}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}
+# (a change to the one experiment, the grid's other top-level entries, the message)
+BAD = [
+    # sweeps
+    ({"sweep": {"model.init_args.lr": []}}, {}, "sweep.model.init_args.lr must be a non-empty list"),
+    ({"sweep": {}}, {}, "sweep must map dotted keys to lists of values"),
+    ({"zip": {"data.batch_size": [8, 16], "trainer.max_steps": [4]}}, {}, "lists of one length"),
+    ({"name": "a/{lang}", "sweep": {"language": {"pairs": {}}}}, {}, "which are not axes; axes: ['language']"),
+    ({"sweep": {"language": {"pairs": {}}}, "exclude": [{"lang": "pairs"}]}, {}, "exclude[0] names ['lang']"),
+    ({"sweep": {"lang": {"pairs": {}, "dyck": {}}}, "exclude": [{"lang": "dyk"}]}, {}, "leaves out no combination"),
+    ({"sweep": {"language": {"pairs": {"overides": {}}}}}, {}, "sweep.language.pairs has unknown keys ['overides']"),
+    ({"sweep": {"language": {"dyck": {"configs": ["configs/nope.yaml"]}}}}, {}, "'configs/nope.yaml' does not exist"),
+    # sweeps that would crash or run other than written
+    ({"sweep": {1: [1, 2]}}, {}, "axes are named by strings"),
+    ({"zip": {1: [1, 2]}}, {}, "zip must map dotted keys"),
+    ({"name": "a/{x", "sweep": {"x": {"p": {}}}}, {}, "is not a name template"),
+    ({"sweep": {"m.x": {"p": {}}}}, {}, "an axis of named alternatives is a plain word"),
+    ({"sweep": {"on": {True: {}}}}, {}, "has the label True: quote it"),
+    ({"sweep": {"x": {"p": {}}}, "exclude": [{}]}, {}, "exclude[0] is empty"),
+    ({"sweep": {"x": {"p": {}}}, "exclude": [{"x": "p"}]}, {}, "exclude leaves out every combination"),
+    ({"overrides": {"trainer.max_steps": 3}, "sweep": {"trainer.max_steps": [1, 2]}}, {}, "is set twice"),
+    ({"sweep": {"trainer.max_steps": [1], "x": {"p": {"overrides": {"trainer.max_steps": 9}}}}}, {}, "is set twice"),
+    ({1: "x", "b": 2}, {}, "unknown keys [1, 'b']"),
+    # field types
+    ({"metrics": "val/acc"}, {}, "metrics must be a non-empty list of metric names, got 'val/acc'"),
+    ({"configs": "configs/pretrain.yaml"}, {}, "configs must be a non-empty list of YAML paths"),
+    ({"name": "../escape"}, {}, "name='../escape' is not allowed"),
+    ({"name": "a/../../b"}, {}, "name='a/../../b' is not allowed"),
+    ({"name": "/abs"}, {}, "name='/abs' is not allowed"),
+    ({"name": 7}, {}, "name=7 is not allowed"),
+    ({"reference": {"val/acc": "high"}}, {}, "reference must map metric names to numbers"),
+    ({"overrides": ["trainer.max_steps=4"]}, {}, "overrides must be a mapping"),
+    ({"encoder_from": ["b"]}, {}, "encoder_from must be a non-empty string"),
+    ({}, {"claims": [CLAIM]}, "claims[0].at_least must be a number, got '0.9'"),
+    # tables that read no experiment of their grid
+    ({}, {"tables": {"t": TABLE}}, "tables.t reads x/pairs/a"),
+    ({}, {"tables": {"t": {**TABLE, "cells": "{lang}/{row}"}}}, "may name only {language}"),
+    ({}, {"tables": {"t": {"cells": "a", "languages": {"pairs": "p"}}}}, "tables.t is missing ['rows']"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "top", "message"), BAD)
+def test_a_bad_grid_is_one_line_naming_its_file(tmp_path, change, top, message):
+    path = write(tmp_path, {**GOOD, **change}, **top)
     with pytest.raises(GridError) as err:
         load_grid(path, ROOT)
-    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
-
-
-GOOD = {"name": "a", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]}
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"metrics": "val/acc"}, "metrics must be a non-empty list of metric names, got 'val/acc'"),
-        ({"configs": "configs/pretrain.yaml"}, "configs must be a non-empty list of YAML paths"),
-        ({"name": "../escape"}, "name='../escape' is not allowed"),
-        ({"name": "a/../../b"}, "name='a/../../b' is not allowed"),
-        ({"name": "/abs"}, "name='/abs' is not allowed"),
-        ({"name": 7}, "name=7 is not allowed"),
-        ({"reference": {"val/acc": "high"}}, "reference must map metric names to numbers"),
-        ({"overrides": ["trainer.max_steps=4"]}, "overrides must be a mapping"),
-        ({"encoder_from": ["b"]}, "encoder_from must be a non-empty string"),
-    ],
-)
-def test_grid_fields_are_type_checked(tmp_path, change, message):
-    path = tmp_path / "grid.yaml"
-    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, **change}]}))
-    with pytest.raises(GridError, match=None) as err:
-        load_grid(path, ROOT)
-    assert message in str(err.value) and str(path) in str(err.value)
-    assert "\n" not in str(err.value)
-
-
-def test_claim_bound_must_be_a_number(tmp_path):
-    path = tmp_path / "grid.yaml"
-    claim = {"text": "t", "value": {"experiment": "a", "metric": "val/acc"}, "at_least": "0.9"}
-    path.write_text(yaml.safe_dump({"experiments": [GOOD], "claims": [claim]}))
-    with pytest.raises(GridError, match=r"claims\[0\]\.at_least must be a number, got '0.9'"):
-        load_grid(path, ROOT)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
 def test_encoder_from_may_come_later_and_cycles_are_named(tmp_path):
@@ -177,45 +173,6 @@ def test_runs_come_out_upstream_first_along_a_chain_whatever_the_names(tmp_path)
     assert runs[4].upstream is runs[2] and runs[2].upstream is runs[0]
     with pytest.raises(ValueError, match="a loads m, which is not planned before it"):
         plan([grid["a"], grid["m"]], [0], tmp_path / "out", ROOT)
-
-
-@pytest.mark.parametrize(
-    ("table", "message"),
-    [
-        ({"cells": "x/{language}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}, "tables.t reads x/pairs/a"),
-        ({"cells": "{lang}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}, "may name only {language}"),
-        ({"cells": "a", "languages": {"pairs": "p"}}, "tables.t is missing ['rows']"),
-    ],
-)
-def test_a_table_that_reads_no_experiment_of_its_grid_is_a_one_line_error(tmp_path, table, message):
-    path = tmp_path / "g.yaml"
-    path.write_text(yaml.safe_dump({"experiments": [GOOD], "tables": {"t": table}}))
-    with pytest.raises(GridError) as err:
-        load_grid(path, ROOT)
-    assert message in str(err.value) and "\n" not in str(err.value)
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"sweep": {1: [1, 2]}}, "axes are named by strings"),
-        ({"zip": {1: [1, 2]}}, "zip must map dotted keys"),
-        ({"name": "a/{x", "sweep": {"x": {"p": {}}}}, "is not a name template"),
-        ({"sweep": {"m.x": {"p": {}}}}, "an axis of named alternatives is a plain word"),
-        ({"sweep": {"on": {True: {}}}}, "has the label True: quote it"),
-        ({"sweep": {"x": {"p": {}}}, "exclude": [{}]}, "exclude[0] is empty"),
-        ({"sweep": {"x": {"p": {}}}, "exclude": [{"x": "p"}]}, "exclude leaves out every combination"),
-        ({"overrides": {"trainer.max_steps": 3}, "sweep": {"trainer.max_steps": [1, 2]}}, "is set twice"),
-        ({"sweep": {"trainer.max_steps": [1], "x": {"p": {"overrides": {"trainer.max_steps": 9}}}}}, "is set twice"),
-        ({1: "x", "b": 2}, "unknown keys [1, 'b']"),
-    ],
-)  # fmt: skip
-def test_sweeps_that_would_crash_or_run_other_than_written_are_one_line_errors(tmp_path, change, message):
-    path = tmp_path / "g.yaml"
-    path.write_text(yaml.safe_dump({"experiments": [{**GOOD, **change}]}, sort_keys=False))
-    with pytest.raises(GridError) as err:
-        load_grid(path, ROOT)
-    assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
 def test_null_for_an_optional_field_is_its_default(tmp_path):

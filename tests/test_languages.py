@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from minibert.training.checkpoints import last_checkpoint
-from minibert.training.cli import main
 from minibert.training.fit import fit
 from minibert.training.metrics import CategoryAccuracy
 
@@ -121,31 +120,3 @@ def test_dyck_finetuning_logs_its_spoils_and_a_ceiling_of_one(tmp_path):
     tuned = fit(["configs/finetune.yaml", DYCK], [*TINY, f"--model.init_args.encoder_ckpt={ckpt}"], tmp_path / "ft")
     assert {"val/acc_spoil_swap", "val/acc_spoil_move", "val/acc_grammatical"} <= set(tuned)
     assert tuned["val/ceiling/acc"] == 1.0 and tuned["val/ceiling/acc_spoil_move"] == 1.0
-
-
-@pytest.mark.parametrize(
-    "objective, fragments",
-    [
-        ("configs/objectives/nsp.yaml", ["NextSentence.language=Dyck(kinds=4, length=32, max_depth=6)", "needs a"]),
-        ("configs/objectives/bert.yaml", ["language"]),
-    ],
-)
-def test_objectives_without_a_corpus_for_the_language_fail_at_start_up_with_one_line(
-    capsys, tmp_path, objective, fragments
-):
-    args = ["fit", "-c", "configs/pretrain.yaml", "-c", objective, "-c", DYCK, *TINY]
-    with pytest.raises(SystemExit) as exit_info:
-        main([*args, f"--trainer.default_root_dir={tmp_path}"])
-    assert exit_info.value.code == 2
-    line = capsys.readouterr().err.strip()
-    assert "\n" not in line and all(f in line for f in fragments), line
-    assert not list(tmp_path.glob("**/*.ckpt"))  # nothing trained
-
-
-def test_an_encoder_smaller_than_the_language_fails_at_start_up_naming_the_field(capsys, tmp_path):
-    args = ["fit", "-c", "configs/pretrain.yaml", "-c", DYCK, *TINY, "--model.init_args.encoder.max_len=17"]
-    with pytest.raises(SystemExit) as exit_info:
-        main([*args, f"--trainer.default_root_dir={tmp_path}"])
-    assert exit_info.value.code == 2
-    line = capsys.readouterr().err.strip()
-    assert "EncoderConfig.max_len=17" in line and "at least 33" in line, line
