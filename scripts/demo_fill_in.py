@@ -18,6 +18,8 @@ from pathlib import Path
 import torch
 
 from minibert.masking import IGNORE
+from minibert.model import EncoderConfig
+from minibert.objectives import MaskedLM
 from minibert.token_rows import BLANK, token_rows
 from minibert.training.checkpoints import last_checkpoint, read_checkpoint
 from minibert.training.data import StreamDataModule
@@ -29,12 +31,14 @@ DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs/pretrain.yaml"
 
 def load_mlm(ckpt: str | Path) -> EncoderModule:
     """A pre-training checkpoint as the module that wrote it, in eval mode: Lightning's load_from_checkpoint
-    rebuilds its objective (a plug-in too) from the hyper-parameters the CLI saved. It must fill in blanks."""
+    rebuilds its objective (a plug-in too) from the hyper-parameters the CLI saved. A checkpoint that does not
+    say its objective (written by older code, or by a module built in Python) is taken as the stock masked
+    LM's, with the encoder shape it records. The objective must fill in blanks."""
     checkpoint = read_checkpoint(ckpt)  # a damaged or foreign file fails here, in one line
+    given = {}
     if "_instantiator" not in checkpoint.get("hyper_parameters", {}):
-        raise SystemExit(f"demo_fill_in.py: error: {ckpt} was not written by a run of the CLI, so it does not say "
-                         "which objective it trained: give one that `python -m minibert fit` wrote")  # fmt: skip
-    module = EncoderModule.load_from_checkpoint(ckpt, map_location="cpu")
+        given = {"objective": MaskedLM(), "encoder": EncoderConfig(**checkpoint["encoder_config"])}
+    module = EncoderModule.load_from_checkpoint(ckpt, map_location="cpu", **given)
     if not hasattr(module.objective, "predict"):
         raise SystemExit(f"demo_fill_in.py: error: {ckpt} trained {type(module.objective).__name__}, which does "
                          "not fill in blanks: give a masked-LM pre-training checkpoint")  # fmt: skip

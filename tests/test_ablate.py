@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections import Counter
@@ -80,9 +81,9 @@ def ablate(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
     In this process, whose imports and worker fork server are warm (about 8 s saved per call on the 2-core
     machine), with what a fresh process has: its own stdout, stderr and warnings (Python's default filters),
-    and sys.path, the environment, the working directory and the modules put back after. With `env`, in a
-    subprocess with that environment. What needs a process of its own (signals, kills, two runners) uses one
-    directly."""
+    and sys.path, the environment, the working directory and the modules put back after. What its local
+    workers print outside a run's log is not in `stderr`. With `env`, in a subprocess with that environment.
+    What needs a process of its own (signals, kills, two runners) uses one directly."""
     if env is not None:
         return subprocess.run([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=300, env=env)  # fmt: skip
@@ -104,8 +105,8 @@ def ablate(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
         sys.path[:] = path
         os.environ.clear()
         os.environ.update(environ)
-        for name in set(sys.modules) - modules:  # plug-ins the call imported (from tmp folders, by name)
-            if not (getattr(sys.modules[name], "__file__", None) or sys.prefix).startswith((sys.prefix, str(ROOT))):
+        for name in set(sys.modules) - modules:  # plug-ins the call imported, from the tests' tmp folders
+            if (getattr(sys.modules[name], "__file__", None) or "").startswith(tempfile.gettempdir()):
                 del sys.modules[name]
     return subprocess.CompletedProcess(["scripts/ablate.py", *args], status, stdout.getvalue(), stderr.getvalue())
 

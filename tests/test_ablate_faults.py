@@ -64,18 +64,36 @@ def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(
     assert "2 runs trained, 0 reused" in (out / "ablation.md").read_text()
 
 
-def test_sigterm_stops_the_runner_with_143_and_the_rerun_completes_the_grid(tmp_path):
+def live_members(group: int) -> list[int]:
+    """The processes of process group `group` that have not exited (zombies have)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if int(pgrp) == group and state not in ("Z", "X"):
+                found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_the_grid(tmp_path, signum, status):
+    """SIGTERM to the runner (a scheduler) or SIGINT to its whole process group (Ctrl-C in a terminal): one
+    message, no traceback from the runner, its workers or their fork server, and nothing of theirs left."""
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
     proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while not list(out.glob("runs/*/*/*/run.log")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)  # mid-grid: a run has started
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 143, stderr[-1500:]
-    assert "interrupted: finished runs are kept" in stderr
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)  # mid-grid: a run has started
+    else:
+        proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=120)  # stderr closes when the last process holding it is gone
+    assert proc.returncode == status, stderr[-1500:]
+    assert stderr.count("interrupted: finished runs are kept") == 1 and "Traceback" not in stderr, stderr[-1500:]
+    assert not live_members(proc.pid), "a worker or the fork server outlived the runner"
     result = ablate(*args)
     assert result.returncode == 0, result.stderr
     assert csv_runs(out) == Counter({("pretrain/bidirectional", "0"): 1, ("pretrain/causal", "0"): 1})
@@ -423,3 +441,29 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
         for p in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
+
+
+def test_local_workers_run_this_checkout_preloaded_on_one_thread_from_any_directory(tmp_path):
+    """The fork server imports this checkout's minibert and lightning before any job, whatever directory the
+    runner started in and whatever else is installed, and loads BLAS and OpenMP for one thread, as the
+    workers train; a worker's environment is the runner's."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the test reads /proc")
+    probe = ("(__import__('minibert').__file__, 'lightning' in __import__('sys').modules, "
+             "__import__('os').environ.get('ASKED'), len(__import__('os').listdir('/proc/self/task')))")  # fmt: skip
+    script = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from minibert.ablation.executors import LocalPool, start_fork_server\n"
+        "start_fork_server()\n"
+        "import os; os.environ['ASKED'] = 'yes'  # set after the server started\n"
+        "with LocalPool(1) as pool:\n"
+        f"    print(pool.submit(eval, {probe!r}).result())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTHONPATH")}
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    module, preloaded, asked, threads = eval(done.stdout.strip().splitlines()[-1])
+    assert Path(module) == ROOT / "minibert" / "__init__.py" and preloaded
+    assert asked == "yes"
+    assert threads == 2  # the worker's own and its watch on the runner: no BLAS or OpenMP pool

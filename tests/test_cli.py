@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from minibert.training.cli import MiniBertCLI
@@ -66,3 +67,11 @@ def test_overrides_reach_the_model_data_and_seed(root):
     assert cli.datamodule.seed == 7 and cli.datamodule.batch_size == 8
     assert cli.model.encoder.config.norm == "pre"
     assert cli.datamodule.source is cli.model.objective  # the data streams the model's own objective
+
+
+@pytest.mark.parametrize("steps", [0, -1])
+def test_a_bad_setting_raises_from_the_cli_class_itself(root, steps):
+    """preflight builds every cell with MiniBertCLI directly (not through main): the error is a ValueError
+    there, with the line main prints."""
+    with pytest.raises(ValueError, match=rf"trainer\.max_steps={steps} is not allowed: it must be a positive integer"):
+        MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), f"--trainer.max_steps={steps}"])

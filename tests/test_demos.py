@@ -113,6 +113,15 @@ def test_fill_in_demo_shows_the_trained_models_predictions(scripts, capsys, shor
     assert accuracy == pytest.approx(100 * short_run["val/acc"], abs=0.05)  # the run's own val/acc, same weights
 
 
+def test_fill_in_demo_takes_a_checkpoint_without_hyperparameters_as_the_stock_mlm(scripts, capsys, short_run, tmp_path):
+    saved = torch.load(last_checkpoint(short_run["log_dir"]), map_location="cpu", weights_only=True)
+    for key in ("hyper_parameters", "hparams_name"):  # as older code wrote them
+        saved.pop(key, None)
+    torch.save(saved, tmp_path / "old.ckpt")
+    scripts("demo_fill_in").main(["--ckpt", str(tmp_path / "old.ckpt")])
+    assert check_fill_in(capsys.readouterr().out) == pytest.approx(100 * short_run["val/acc"], abs=0.05)
+
+
 @pytest.mark.slow
 def test_fill_in_demo_without_checkpoint_pretrains_the_default_model(scripts, capsys):
     scripts("demo_fill_in").main([])

@@ -18,13 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from pathlib import Path
@@ -33,20 +35,49 @@ from typing import Any
 EXECUTORS = ("local", "submitit-local", "slurm")
 
 
-# What a worker needs before its first job; the fork server imports them once. "__main__" is the runner's
-# script, which a worker would otherwise run again (multiprocessing re-imports the main module).
-WORKER_IMPORTS = ("__main__", "minibert.training.fit", "minibert.ablation.preflight")
-# Workers fork from a server that imported the above and ran nothing, so they inherit no thread pools or
-# locks (the reason not to fork the runner itself). Elsewhere than Linux they are spawned (no /proc below).
+# What a worker needs before its first job; the fork server imports them once. The report is what the
+# runner's script (scripts/ablate.py) imports too: multiprocessing runs that script again in every worker, as
+# __mp_main__, which then costs nothing.
+WORKER_IMPORTS = ("minibert.training.fit", "minibert.ablation.preflight", "minibert.ablation.report")
+# Workers fork from a server that imported the above and ran nothing, so that they inherit no locks held
+# mid-computation (the reason not to fork the runner itself). Elsewhere than Linux they are spawned.
 START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"
 WATCH_S = 0.2  # how often a worker checks that its runner is alive
 
 
+@contextlib.contextmanager
+def _environ(**changes: str) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def start_fork_server() -> None:
-    """Start the server local workers fork from, now (LocalPool starts it at its first job otherwise)."""
-    if START_METHOD == "forkserver":
-        multiprocessing.set_forkserver_preload(list(WORKER_IMPORTS))
-        multiprocessing.forkserver.ensure_running()
+    """Start the server local workers fork from, now (LocalPool starts it at its first job otherwise).
+
+    It starts from this process's environment, with three changes. PYTHONPATH is this sys.path, and
+    PYTHONSAFEPATH leaves out its working directory: Python before 3.13 starts the server on the default path
+    (CPython gh-117378), where it would preload another installed minibert, or none. OMP_NUM_THREADS is 1
+    unless set: BLAS and OpenMP size their thread pools when they load, in the server, and workers train on
+    one thread each. Ctrl-C is ignored there and in the workers: the runner handles it, and its workers
+    follow it out."""
+    if START_METHOD != "forkserver":
+        return
+    multiprocessing.set_forkserver_preload(list(WORKER_IMPORTS))
+    path = os.pathsep.join(p for p in sys.path if p)
+    threads = os.environ.get("OMP_NUM_THREADS", "1")
+    main = threading.current_thread() is threading.main_thread()  # signal handlers are the main thread's
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        with _environ(PYTHONPATH=path, PYTHONSAFEPATH="1", OMP_NUM_THREADS=threads):
+            multiprocessing.forkserver.ensure_running()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _parent_of(pid: int) -> int:
@@ -69,10 +100,9 @@ def _watch(runner: int) -> None:
     os._exit(1)
 
 
-def _init_worker(runner: int, path: list[str], environ: dict[str, str]) -> None:
-    # the fork server's path and environment are the runner's as they were when it started; these are the
-    # runner's now (plug-in folders, variables set since)
-    sys.path[:] = path
+def _init_worker(runner: int, environ: dict[str, str]) -> None:
+    # multiprocessing gives a worker the runner's sys.path as it is now (plug-in folders included), not its
+    # environment: the fork server's is the runner's as it was when the server started
     os.environ.clear()
     os.environ.update(environ)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -93,7 +123,7 @@ class LocalPool:
             max_workers=workers,
             mp_context=multiprocessing.get_context(START_METHOD),
             initializer=_init_worker,
-            initargs=(os.getpid(), list(sys.path), dict(os.environ)),
+            initargs=(os.getpid(), dict(os.environ)),
         )
 
     def submit(self, fn: Callable, *args: Any) -> Future:

@@ -53,6 +53,8 @@ class FinetuneModule(EncoderModule):
         warmup_steps: int = 30,
         init_seed: int | None = None,
     ) -> None:
+        if encoder_ckpt is not None:  # text in the saved hyper-parameters: a Path would be pickled
+            encoder_ckpt = str(encoder_ckpt)
         if regime not in REGIMES:
             raise ValueError(f"FinetuneModule.regime={regime!r} is not allowed: choose one of {sorted(REGIMES)}")
         if regime == "probe" and objective is not None and not isinstance(objective, Probe):

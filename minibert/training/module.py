@@ -48,9 +48,10 @@ class EncoderModule(L.LightningModule):
         # module was built from, with the objective as class_path and init_args, plug-ins included. Built in
         # Python, the objective is a module and the encoder a dataclass, which a checkpoint could only pickle
         # (no torch.load(weights_only=True)): those two are left out, to be given to load_from_checkpoint.
-        self.save_hyperparameters(ignore=["objective", "encoder"])
+        # Not logged: SaveAndLogConfig logs the whole run's config, with the keys reports filter on.
+        self.save_hyperparameters(ignore=["objective", "encoder"], logger=False)
         if "_instantiator" in self.hparams:
-            self.save_hyperparameters()
+            self.save_hyperparameters(logger=False)
         owner = type(self).__name__
         check(owner, "lr", lr, POSITIVE)
         check(owner, "weight_decay", weight_decay, NONNEGATIVE)
