@@ -106,7 +106,8 @@ def ablate(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
         os.environ.clear()
         os.environ.update(environ)
         for name in set(sys.modules) - modules:  # plug-ins the call imported, from the tests' tmp folders
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(tempfile.gettempdir()):
+            file = getattr(sys.modules[name], "__file__", None) or ""
+            if file.startswith(tempfile.gettempdir()) and not file.startswith(str(ROOT)):  # a checkout may be in /tmp
                 del sys.modules[name]
     return subprocess.CompletedProcess(["scripts/ablate.py", *args], status, stdout.getvalue(), stderr.getvalue())
 

@@ -288,6 +288,11 @@ class MiniBertCLI(LightningCLI):
                 self._settings = training_settings(config.clone().as_dict())
                 self._resolve_ckpt_path(config)  # before Lightning reads the file
 
+    def _parse_ckpt_path(self) -> None:
+        """Lightning would take a resumed run's model settings from the checkpoint's hyper-parameters, over the
+        config given. A resume here keeps the config given: `_check_resume` refuses a checkpoint trained with
+        other settings, and `check_same_module` one of another kind of model, each in one line."""
+
     def _resolve_ckpt_path(self, config: Namespace) -> None:
         ckpt_path = config.get("ckpt_path")
         if ckpt_path == "last":
