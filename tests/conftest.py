@@ -1,6 +1,12 @@
 import importlib.util
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -50,10 +56,7 @@ def scripts():
 def default_grid(tmp_path_factory):
     """`python scripts/ablate.py` on the default grid with 3 seeds, run once per session (slow tests only):
     its return code, stderr, wall time and collected results."""
-    import subprocess
-    import sys
     import time
-    from types import SimpleNamespace
 
     from minibert.ablation.grid import load_grid
     from minibert.ablation.report import Results
@@ -70,31 +73,53 @@ def default_grid(tmp_path_factory):
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
 
 
-def run_grid(grid: str, out: Path, *args: str):
-    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds: the finished process, `out` and
-    `summaries` {(experiment, seed): summary} read back from the runs it planned."""
-    import subprocess
-    import sys
-    from types import SimpleNamespace
+def start_grid(grid: str, out: Path, *args: str) -> subprocess.Popen:
+    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds, started in its own process group,
+    its stderr in OUT/stderr.txt."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "stderr.txt", "w") as err:
+        return subprocess.Popen([sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)  # fmt: skip
 
+
+def finished_grid(grid: str, out: Path, proc: subprocess.Popen, timeout: float = 1800):
+    """Wait for a grid `start_grid` started: the finished process (`returncode`, `stderr`), `out` and
+    `summaries` {(experiment, seed): summary} read back from the runs it planned."""
     from minibert.ablation.grid import load_grid
     from minibert.ablation.runner import plan
 
-    command = [sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args]
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    proc.wait(timeout=timeout)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, "", (out / "stderr.txt").read_text())
     runs = plan(list(load_grid(ROOT / grid, root=ROOT).experiments), [0, 1, 2], out, ROOT)
     summaries = {(r.experiment.name, r.seed): r.summary() for r in runs if r.done}
-    return SimpleNamespace(proc=proc, out=out, summaries=summaries)
+    return SimpleNamespace(proc=done, out=out, summaries=summaries)
+
+
+DYCK_CLAIMS = ("configs/ablations/dyck.yaml", "--only",
+               "dyck/pretrain/span,dyck/finetune/mlm-full,dyck/finetune/no_pretrain")  # fmt: skip
+_BACKGROUND: dict[str, tuple[subprocess.Popen, Path]] = {}
+
+
+def pytest_collection_finish(session) -> None:
+    """The Dyck claims' grid (about 6 minutes of one core) starts as soon as a collected test needs it, with
+    one worker, beside the tests that run meanwhile: most of them keep one of the two cores busy, so the
+    suite is minutes shorter. The fixture `dyck_grid` waits for it."""
+    if any("dyck_grid" in getattr(item, "fixturenames", ()) for item in session.items):
+        out = Path(tempfile.mkdtemp(prefix="minibert-dyck-grid-"))
+        _BACKGROUND["dyck_grid"] = (start_grid(DYCK_CLAIMS[0], out, *DYCK_CLAIMS[1:], "--workers", "1"), out)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    for proc, out in _BACKGROUND.values():
+        if proc.poll() is None:  # the session ended first (-x, Ctrl-C, a narrower selection)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        shutil.rmtree(out, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def dyck_grid(tmp_path_factory):
-    """The Dyck grid's token and span MLM, and full and no-pre-training fine-tuning, 3 seeds (slow tests)."""
-    return run_grid(
-        "configs/ablations/dyck.yaml",
-        tmp_path_factory.mktemp("dyck_grid"),
-        "--workers",
-        "2",
-        "--only",
-        "dyck/pretrain/span,dyck/finetune/mlm-full,dyck/finetune/no_pretrain",
-    )
+def dyck_grid():
+    """The Dyck grid's token and span MLM, and full and no-pre-training fine-tuning, 3 seeds (slow tests),
+    trained in the background since collection."""
+    proc, out = _BACKGROUND["dyck_grid"]
+    return finished_grid(DYCK_CLAIMS[0], out, proc)
