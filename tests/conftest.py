@@ -53,7 +53,7 @@ def scripts():
 
 
 @pytest.fixture(scope="session")
-def default_grid(tmp_path_factory):
+def default_grid(tmp_path_factory, request):
     """`python scripts/ablate.py` on the default grid with 3 seeds, run once per session (slow tests only):
     its return code, stderr, wall time and collected results."""
     import time
@@ -68,6 +68,8 @@ def default_grid(tmp_path_factory):
         [sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900
     )
     wall_time_s = time.perf_counter() - start
+    if _needs(request.session.items, "dyck_grid"):
+        _start_dyck_grid()
     grid = load_grid(ROOT / "configs/ablations/default.yaml", root=ROOT)
     results = Results.collect(plan(list(grid.experiments), [0, 1, 2], out, ROOT))
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
@@ -100,11 +102,21 @@ DYCK_CLAIMS = ("configs/ablations/dyck.yaml", "--only",
 _BACKGROUND: dict[str, tuple[subprocess.Popen, Path]] = {}
 
 
-def pytest_collection_finish(session) -> None:
-    """The Dyck claims' grid (about 6 minutes of one core) starts as soon as a collected test needs it, with
-    one worker, beside the tests that run meanwhile: most of them keep one of the two cores busy, so the
-    suite is minutes shorter. The fixture `dyck_grid` waits for it."""
-    if any("dyck_grid" in getattr(item, "fixturenames", ()) for item in session.items):
+def _needs(items, fixture: str) -> bool:
+    return any(fixture in getattr(item, "fixturenames", ()) for item in items)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The Dyck claims run last: their grid (about 6 minutes of one core) trains in the background, with one
+    worker, beside the tests before them, most of which keep one core of two busy. It starts once the default
+    grid, which takes both cores, has finished (at once where no test needs that one)."""
+    items.sort(key=lambda item: "dyck_grid" in getattr(item, "fixturenames", ()))  # stable: the rest keep order
+    if _needs(items, "dyck_grid") and not _needs(items, "default_grid"):
+        _start_dyck_grid()
+
+
+def _start_dyck_grid() -> None:
+    if "dyck_grid" not in _BACKGROUND:
         out = Path(tempfile.mkdtemp(prefix="minibert-dyck-grid-"))
         _BACKGROUND["dyck_grid"] = (start_grid(DYCK_CLAIMS[0], out, *DYCK_CLAIMS[1:], "--workers", "1"), out)
 
@@ -120,6 +132,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 @pytest.fixture(scope="session")
 def dyck_grid():
     """The Dyck grid's token and span MLM, and full and no-pre-training fine-tuning, 3 seeds (slow tests),
-    trained in the background since collection."""
+    trained in the background (pytest_collection_modifyitems)."""
+    _start_dyck_grid()  # already started, unless no collected test needed it
     proc, out = _BACKGROUND["dyck_grid"]
     return finished_grid(DYCK_CLAIMS[0], out, proc)
