@@ -64,15 +64,23 @@ def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(
     assert "2 runs trained, 0 reused" in (out / "ablation.md").read_text()
 
 
+def stat(pid: int | str) -> tuple[str, int, int] | None:
+    """(state, parent, process group) of a process from /proc, or None when there is no such process."""
+    try:
+        state, parent, group = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+    except OSError:
+        return None
+    return state, int(parent), int(group)
+
+
+def exited(pid: int | str) -> bool:
+    return (found := stat(pid)) is None or found[0] in ("Z", "X")  # a zombie has exited
+
+
 def live_members(group: int) -> list[int]:
-    """The processes of process group `group` that have not exited (zombies have)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
-            if int(pgrp) == group and state not in ("Z", "X"):
-                found.append(int(stat.parent.name))
-    return found
+    """The processes of process group `group` that have not exited."""
+    pids = [p.name for p in Path("/proc").glob("[0-9]*")]
+    return [int(p) for p in pids if (found := stat(p)) is not None and found[2] == group and not exited(p)]
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -420,23 +428,15 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
     runner = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                               start_new_session=True)  # fmt: skip
     workers = [int(p) for p in runner.stdout.readline().split()]
-    workers += {int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) for p in workers}  # server
-
-    def alive(pid: int) -> bool:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return False
-        return state not in ("Z", "X")  # a zombie has exited
-
+    workers += {stat(p)[1] for p in workers}  # and their fork server
     try:
-        assert len(workers) == 3 and all(alive(p) for p in workers)  # two workers and the fork server
+        assert len(workers) == 3 and not any(exited(p) for p in workers)  # two workers and the fork server
         os.kill(runner.pid, signal.SIGKILL)  # the runner alone: its workers get no signal from us
         runner.wait(timeout=30)
         deadline = time.monotonic() + 20
-        while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        while not all(exited(p) for p in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(alive(p) for p in workers), "a worker or the fork server outlived the runner"
+        assert all(exited(p) for p in workers), "a worker or the fork server outlived the runner"
     finally:
         for p in workers:
             with contextlib.suppress(ProcessLookupError):
