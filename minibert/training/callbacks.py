@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import torch
 from lightning.pytorch.cli import SaveConfigCallback
 
 from minibert.atomic_writes import write_json
@@ -20,7 +21,9 @@ from minibert.training.loggers import run_log_dir
 
 class RunSummary(L.Callback):
     """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
-    `step`, `wall_time_s` (setup to end of fit), the module's parameter counts, `code`, the code that
+    `step`, `wall_time_s` (setup to end of fit), the module's parameter counts, the training compute
+    (`flops`, `flops_per_step`, `tokens`, summed over DDP ranks, and `pretrain_flops`, the pre-training
+    FLOPs in the final encoder: minibert.flops has the conventions), `code`, the code that
     made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag),
     and `scoreboards`, what each accuracy metric means (minibert.objectives.Scoreboard: the reports read it).
 
@@ -43,19 +46,37 @@ class RunSummary(L.Callback):
         if trainer.max_steps > 0 and trainer.global_step >= trainer.max_steps:
             trainer.should_stop = True  # Lightning validates before stopping
 
-    def summary(self, trainer: L.Trainer, pl_module: L.LightningModule) -> dict:
+    def summary(self, trainer: L.Trainer, pl_module: L.LightningModule, compute: dict | None = None) -> dict:
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
         code = code_version(self.plugins)
         boards = {prefix: board.describe() for prefix, board in getattr(pl_module, "scoreboards", {}).items()}
+        if compute:
+            out.update(compute, flops_per_step=compute["flops"] / max(1, trainer.global_step))
         return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code,
                 "scoreboards": boards}  # fmt: skip
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
+        compute = total_compute(trainer, pl_module)  # a reduction: every rank takes part
         if trainer.is_global_zero and log_dir is not None:
-            write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module))
+            write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module, compute))
+
+
+def total_compute(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int] | None:
+    """The module's `compute()` with this run's FLOPs and tokens summed over ranks (the encoder's inherited
+    pre-training FLOPs are the same on every rank); None for a module that does not count."""
+    if not hasattr(pl_module, "compute"):
+        return None
+    local = pl_module.compute()
+    inherited = local["pretrain_flops"] - (local["flops"] if pl_module.is_pretraining() else 0)
+    summed = {}
+    for name in ("flops", "tokens"):  # float64 holds integers exactly up to 2^53 (9e15 FLOPs)
+        value = torch.tensor(float(local[name]), dtype=torch.float64)
+        summed[name] = int(trainer.strategy.reduce(value.to(pl_module.device), reduce_op="sum").item())
+    own = summed["flops"] if pl_module.is_pretraining() else 0
+    return {**summed, "pretrain_flops": inherited + own}
 
 
 def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int | None]:

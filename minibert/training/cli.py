@@ -9,6 +9,9 @@
 - The optimizer and schedule are the module's (AdamW; warm-up, then decay to zero at `trainer.max_steps`):
   LightningCLI's `--optimizer` and `--lr_scheduler` are refused, since the schedule they add would step once
   an epoch, which the endless training stream never ends.
+- `--budget.flops F` (or `--budget.tokens N`) trains for the steps that spend that compute instead of
+  `trainer.max_steps`, with the warm-up keeping its configured fraction (minibert.training.budget); the
+  saved config holds the steps and warm-up it gave.
 - The logger defaults to a CSVLogger under `trainer.default_root_dir` (no account needed);
   stack `-c configs/wandb.yaml` for wandb (offline without an API key). A logger whose `save_dir` is left
   at its class default also writes under `trainer.default_root_dir`, so a run's files stay together.
@@ -44,9 +47,11 @@ from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.plugins.io import CheckpointIO
+from lightning.pytorch.utilities import rank_zero_info
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from minibert.masking import MaskingRecipe
+from minibert.training.budget import Budget, plan_steps
 from minibert.training.callbacks import RunSummary, SaveAndLogConfig
 from minibert.training.checkpoints import (
     AtomicCheckpointIO,
@@ -252,6 +257,7 @@ class MiniBertCLI(LightningCLI):
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_lightning_class_args(RunSummary, "summary")
+        parser.add_class_arguments(Budget, "budget")
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
 
     def instantiate_trainer(self, **kwargs) -> Trainer:
@@ -316,7 +322,12 @@ class MiniBertCLI(LightningCLI):
                 f" ({'; '.join(differ)}): resume with the settings it was trained with, or start a new run in "
                 "another trainer.default_root_dir"
             )
-        step, max_steps = checkpoint.get("global_step", 0), config.trainer.max_steps
+        if not _budget(config).given:  # a budget's steps are known once the model is built
+            self._check_unfinished(path, checkpoint, config.trainer.max_steps)
+
+    @staticmethod
+    def _check_unfinished(path: str, checkpoint: dict, max_steps: int) -> None:
+        step = checkpoint.get("global_step", 0)
         if step >= max_steps:
             raise AlreadyFinished(
                 f"{path} is already finished (step {step} of trainer.max_steps={max_steps}): nothing to resume, "
@@ -337,6 +348,7 @@ class MiniBertCLI(LightningCLI):
     def instantiate_classes(self) -> None:
         with _config_errors():
             super().instantiate_classes()
+            self._spend_budget()
             plugins = running_plugin_hashes(class_paths(self._subcommand_config().clone().as_dict()))
             for callback in self.trainer.callbacks:
                 if isinstance(callback, RunSummary):
@@ -348,6 +360,24 @@ class MiniBertCLI(LightningCLI):
                 check_same_module(self._checkpoint, self.model)
                 self._checkpoint = None
 
+    def _spend_budget(self) -> None:
+        """Under a budget, set the steps that spend it and the warm-up that keeps its fraction, in the trainer,
+        the module and the config saved with the run."""
+        config = self._subcommand_config()
+        budget = _budget(config)
+        if not budget.given:
+            return
+        trainer, model = self.trainer, self.model
+        plan = plan_steps(budget, model, self.datamodule.batch_size, trainer.accumulate_grad_batches,
+                          trainer.world_size, trainer.max_steps, model.warmup_steps)  # fmt: skip
+        trainer.fit_loop.epoch_loop.max_steps = config.trainer.max_steps = plan.steps
+        model.warmup_steps = config.model.init_args.warmup_steps = plan.warmup_steps
+        if self._checkpoint is not None:
+            self._check_unfinished(str(config.ckpt_path), self._checkpoint, plan.steps)
+        spent = f"{budget.flops:.3g} FLOPs" if budget.flops is not None else f"{budget.tokens:.3g} tokens"
+        rank_zero_info(f"A budget of {spent} is {plan.steps} steps of {plan.flops_per_step:.4g} FLOPs "
+                       f"({plan.tokens_per_step} tokens), warm-up {plan.warmup_steps}")  # fmt: skip
+
     def fit(self, **kwargs) -> None:
         """`trainer.fit`; a stop on SIGTERM that Lightning raised itself (e.g. under DDP during validation)
         ends with status 143 like one that Preemption handled."""
@@ -355,6 +385,11 @@ class MiniBertCLI(LightningCLI):
             self.trainer.fit(**kwargs)
         except SIGTERMException:
             raise Preempted(15) from None
+
+
+def _budget(config: Namespace) -> Budget:
+    given = config.get("budget") or {}
+    return Budget(**(given.as_dict() if isinstance(given, Namespace) else given))
 
 
 def _default_save_dir_to(logger: object, root: str) -> None:

@@ -24,7 +24,7 @@ from minibert.objectives.base import Objective
 from minibert.objectives.grammaticality import Grammaticality
 from minibert.objectives.probe import Probe
 from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
-from minibert.training.module import EncoderModule
+from minibert.training.module import EncoderModule, pretrain_flops
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,13 @@ class FinetuneModule(EncoderModule):
         super().__init__(objective, encoder, lr, weight_decay, warmup_steps, init_seed)
         if mode.load_encoder:
             load_encoder_weights(self.encoder, checkpoint)
+            self.spent["inherited_flops"] = pretrain_flops(checkpoint)
         if not mode.train_encoder:
             self.encoder.requires_grad_(False)
             self.encoder.eval()  # Lightning restores each submodule's mode after validation, so it stays so
+
+    def is_pretraining(self) -> bool:
+        return False
 
 
 def _check_language_fits(pretrained: EncoderConfig, objective: Objective, path: str) -> None:

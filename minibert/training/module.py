@@ -5,6 +5,8 @@ corruption, heads, loss and graded predictions. This module adds optimisation, l
 `train/loss` every step, and at each validation `val/loss` plus `val/acc` and `val/acc_<category>` from a
 `CategoryAccuracy` metric (one per scoreboard of the objective: `val/<prefix>acc...` for a prefixed one),
 with `val/ceiling/acc...` and `val/gap/acc...` beside them where the objective knows the exact ceiling.
+Training compute is counted as it is spent (minibert.flops): `train/flops` and `train/tokens`, cumulative,
+in the logs, and `flops`, `flops_per_step`, `tokens` and `pretrain_flops` in the run's summary.
 
 Example:
     >>> from minibert.objectives import MaskedLM
@@ -22,8 +24,10 @@ import lightning as L
 import torch
 from torch import nn
 
+from minibert.flops import FlopCounter
 from minibert.model import EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
+from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
 from minibert.training.metrics import CategoryAccuracy
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
@@ -32,7 +36,10 @@ class EncoderModule(L.LightningModule):
     """Encoder + objective, trained with AdamW and linear warm-up then linear decay to zero (BERT's schedule).
 
     `init_seed` draws the initial weights (the encoder's, then the heads'); the CLI sets it from
-    `seed_everything` unless it is given, so that it can be varied apart from the data (`data.seed`)."""
+    `seed_everything` unless it is given, so that it can be varied apart from the data (`data.seed`).
+    `encoder_ckpt` continues pre-training: the encoder's weights come from that pre-training checkpoint (of
+    the same shape; its attention may differ, as when next-token LM is followed by MLM), the heads are new,
+    and its pre-training compute is carried into this run's `pretrain_flops`."""
 
     def __init__(
         self,
@@ -42,6 +49,7 @@ class EncoderModule(L.LightningModule):
         weight_decay: float = 0.01,
         warmup_steps: int = 30,
         init_seed: int | None = None,
+        encoder_ckpt: str | None = None,
     ) -> None:
         super().__init__()
         # For load_from_checkpoint. Under LightningCLI (its "_instantiator" in hparams) they are the config the
@@ -67,17 +75,50 @@ class EncoderModule(L.LightningModule):
             torch.manual_seed(init_seed)
         self.encoder = objective.setup_encoder(encoder)
         self.encoder_config = self.encoder.config
+        # FLOPs and input tokens of this run's training steps (this process's share under DDP), and the
+        # pre-training FLOPs already in the encoder's starting weights
+        self.spent = {"flops": 0, "tokens": 0, "inherited_flops": 0}
+        if encoder_ckpt is not None:
+            self._continue_from(str(encoder_ckpt))
+        self._counter = FlopCounter(self)
         self.scoreboards = boards = objective.boards()
         self.metric_prefixes = tuple(boards)
         self.val_metrics = nn.ModuleList(CategoryAccuracy(b.categories, b.input_categories) for b in boards.values())
         self._last_finite_loss = math.nan
+
+    def _continue_from(self, path: str) -> None:
+        checkpoint = read_checkpoint(path)
+        saved = {k: v for k, v in checkpoint["encoder_config"].items() if k != "causal"}
+        here = {k: v for k, v in asdict(self.encoder_config).items() if k != "causal"}
+        if saved != here:
+            differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
+            raise ValueError(
+                f"{type(self).__name__}.encoder_ckpt={path!r} holds an encoder of another shape ({differ}): "
+                "continue pre-training with the encoder settings it was trained with"
+            )
+        load_encoder_weights(self.encoder, checkpoint)
+        self.spent["inherited_flops"] = pretrain_flops(checkpoint)
+
+    def is_pretraining(self) -> bool:
+        """Whether this run's training adds to its encoder's pre-training compute (fine-tuning does not)."""
+        return True
+
+    def compute(self) -> dict[str, int]:
+        """This process's training FLOPs and tokens so far, and the pre-training FLOPs in the encoder now."""
+        own = self.spent["flops"] if self.is_pretraining() else 0
+        return {"flops": self.spent["flops"], "tokens": self.spent["tokens"],
+                "pretrain_flops": self.spent["inherited_flops"] + own}  # fmt: skip
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters of the encoder and the objective's heads (all, and those that train)."""
         return {"params": count_parameters(self), "trainable_params": count_parameters(self, trainable_only=True)}
 
     def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
-        out = self.objective(self.encoder, batch)
+        before = self._counter.spent.total
+        with self._counter:  # the backward this forward's loss will run is counted here too (minibert.flops)
+            out = self.objective(self.encoder, batch)
+        self.spent["flops"] += self._counter.spent.total - before
+        self.spent["tokens"] += batch["inputs"].numel()
         loss = out.loss.detach()
         value = loss.item()  # the step's one host read (a sync on GPU): it is logged anyway
         if not math.isfinite(value):
@@ -88,6 +129,12 @@ class EncoderModule(L.LightningModule):
         self._last_finite_loss = value
         if self._writes_step_logs():
             self.log("train/loss", loss, prog_bar=True)
+            # cumulative, summed over DDP ranks; float64 (but where the device has none), as float32 rounds
+            # counts past 2^24
+            dtype = torch.float32 if loss.device.type == "mps" else torch.float64
+            for name in ("flops", "tokens"):
+                value = torch.tensor(self.spent[name], dtype=dtype, device=loss.device)
+                self.log(f"train/{name}", value, reduce_fx="sum", sync_dist=True)
         return out.loss
 
     def _writes_step_logs(self) -> bool:
@@ -143,6 +190,8 @@ class EncoderModule(L.LightningModule):
         # language), so that fine-tuning reads it without building the pre-training objective. Plain types,
         # so that a checkpoint loads with torch.load(weights_only=True).
         checkpoint["encoder_config"] = asdict(self.encoder_config)
+        # what training has spent so far: restored on resume, and read by whatever starts from these weights
+        checkpoint["compute"] = {**self.spent, "pretrain_flops": self.compute()["pretrain_flops"]}
 
     def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
         """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
@@ -157,3 +206,10 @@ class EncoderModule(L.LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         self.check_checkpoint(checkpoint)  # before Lightning copies the weights and fails deep inside torch
+        saved = checkpoint.get("compute", {})
+        self.spent.update({k: int(saved[k]) for k in self.spent if k in saved})
+
+
+def pretrain_flops(checkpoint: dict) -> int:
+    """The pre-training FLOPs behind a checkpoint's encoder (0 for one saved before compute was counted)."""
+    return int(checkpoint.get("compute", {}).get("pretrain_flops", 0))
