@@ -72,7 +72,9 @@ def count_matmul(flops_forward: int, operands_with_grad: int) -> None:
 def _linear(module: nn.Linear, inputs: tuple, output: torch.Tensor) -> None:
     (x,) = inputs[:1]
     rows = x.numel() // module.in_features
-    count_matmul(2 * rows * module.in_features * module.out_features, int(x.requires_grad) + int(module.weight.requires_grad))
+    count_matmul(
+        2 * rows * module.in_features * module.out_features, int(x.requires_grad) + int(module.weight.requires_grad)
+    )
 
 
 def _attention(module: SelfAttention, inputs: tuple, output: torch.Tensor) -> None:

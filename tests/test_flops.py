@@ -244,7 +244,12 @@ def test_a_token_budget_reads_that_many_tokens_and_a_resume_counts_on(tmp_path):
     )
     configs = [ROOT / "configs/pretrain.yaml", keep_all]
     tokens = 16 * 17 * 20  # 20 steps of 16 sentences of 17 tokens
-    args = ["--trainer.val_check_interval=1000", "--data.val_size=64", "--data.batch_size=16", f"--budget.tokens={tokens}"]
+    args = [
+        "--trainer.val_check_interval=1000",
+        "--data.val_size=64",
+        "--data.batch_size=16",
+        f"--budget.tokens={tokens}",
+    ]
     whole = fit(configs, args, root_dir=tmp_path / "whole")
     assert whole["step"] == 20 and whole["tokens"] == tokens
     (at_10,) = Path(whole["log_dir"]).rglob("step=10.ckpt")
