@@ -1,10 +1,10 @@
 """Comparisons at equal compute, from finished grids: scaling curves and the masking-rate question.
 
 Reads the tidy `ablation.csv` that `scripts/ablate.py` wrote into a grid's --out (so a fresh clone rebuilds
-the pages from committed files alone) and writes one Markdown page and its figures into that folder:
+the pages from committed files alone) and writes its figures into that folder and its page beside it:
 
-    python scripts/equal_compute.py scaling      --out results/scaling       # results/scaling/scaling.md
-    python scripts/equal_compute.py masking_rate --out results/masking_rate  # results/masking_rate/masking_rate.md
+    python scripts/equal_compute.py scaling      --out results/scaling       # results/scaling.md
+    python scripts/equal_compute.py masking_rate --out results/masking_rate  # results/masking_rate.md
 
 Every figure is in points (100 x): the mean over seeds with the report's 95% interval, and every
 comparison is paired by seed (`minibert.ablation.intervals`: the seeds' spread at Student's t; each seed
@@ -18,6 +18,7 @@ way, and is undecided otherwise. The page starts with the grid run's command, wa
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import math
 import statistics
@@ -32,6 +33,7 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval  # noqa: E402
@@ -39,7 +41,7 @@ from minibert.ablation.power import detectable  # noqa: E402
 from minibert.atomic_writes import write_atomic  # noqa: E402
 from scripts.bert_tables import NOTES, Table, header_of, read_values  # noqa: E402
 
-BUDGETS = ("x0.125", "x0.25", "x0.5", "x1", "x2")
+BUDGETS = ("x0.0625", "x0.125", "x0.25", "x0.5", "x1")
 ARMS = {  # scaling arm -> label in figures and tables
     "mlm": "MLM",
     "mlm_causal": "causal MLM",
@@ -138,6 +140,13 @@ def flops_of(v: Values, arm: str, budget: str) -> float:
     return v.mean(pre(arm, budget), "pretrain_flops")
 
 
+def budget_axis(ax, v: Values) -> None:
+    """Ticks at the budgets (MLM's FLOPs at each), labelled with the FLOPs and the fraction of today's run."""
+    ticks = [flops_of(v, "mlm", x) for x in BUDGETS]
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xticks(ticks, [f"{t:.2g}\n({x[1:]}x)" for t, x in zip(ticks, BUDGETS, strict=True)], fontsize=8)
+
+
 def _curve(ax, xs, ivs, label, color, marker="o", linestyle="-") -> None:
     means = np.array([100 * iv.mean for iv in ivs])
     lo = means - np.array([100 * iv.lo for iv in ivs])
@@ -174,12 +183,14 @@ def crossovers(v: Values, arms: list[str], measure: Callable[[str, str], str], m
 
 def scaling_page(v: Values, out: Path) -> list[str]:
     arms = [a for a in ARMS if v.has(pre(a, "x1"), "pretrain_flops")]
+    tuned = [a for a in arms if v.has(fine(a, "x1"), "val/acc")]  # the arms that were fine-tuned
     cloze = [a for a in CLOZE if a in arms]
     colors = dict(zip(ARMS, plt.get_cmap("tab10").colors, strict=False))
     seeds = v.seeds()
-    text = [f"Seeds {', '.join(map(str, seeds))}. Budgets are multiples of today's MLM run (3.655e11 FLOPs: "
-            "1,000 steps of batch 64 at width 32); the x-axes show the FLOPs each run spent, as it counted them "
-            "(`minibert.flops`: matmuls, a multiply-add 2 FLOPs, backward 2x forward), pre-training only.", ""]  # fmt: skip
+    text = [f"Seeds {', '.join(map(str, seeds))}. Budgets are fractions of today's MLM run (3.655e11 FLOPs: "
+            "1,000 steps of batch 64 at width 32); the x-axes show the FLOPs each run spent, as it counted "
+            "them (`minibert.flops`: matmuls, a multiply-add 2 FLOPs, backward 2x forward), pre-training only.",
+            ""]  # fmt: skip
 
     # figure 1: gap to the ceiling against FLOPs
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [2, 1]})
@@ -196,16 +207,15 @@ def scaling_page(v: Values, out: Path) -> list[str]:
     for axis in (ax, ax2):
         axis.axhline(0, color="grey", linewidth=0.8)
         axis.grid(alpha=0.3)
+        budget_axis(axis, v)
     fig.tight_layout()
     fig.savefig(out / "scaling_gap.png", dpi=100)
     plt.close(fig)
 
     # figure 2: fine-tuning accuracy against pre-training FLOPs
     fig, ax = plt.subplots(figsize=(9, 5))
-    for a in arms:
-        style = "--" if a.endswith("w64") else "-"
-        _curve(ax, [flops_of(v, a, x) for x in BUDGETS], [v.accuracy(fine(a, x)) for x in BUDGETS], ARMS[a],
-               colors[a], linestyle=style)  # fmt: skip
+    for a in tuned:
+        _curve(ax, [flops_of(v, a, x) for x in BUDGETS], [v.accuracy(fine(a, x)) for x in BUDGETS], ARMS[a], colors[a])
     if v.has("scaling/finetune/no_pretrain", "val/acc"):
         iv = v.accuracy("scaling/finetune/no_pretrain")
         ax.axhspan(100 * iv.lo, 100 * iv.hi, color="grey", alpha=0.25, label=f"no pre-training ({points(iv)})")
@@ -213,30 +223,34 @@ def scaling_page(v: Values, out: Path) -> list[str]:
     ax.set(xscale="log", xlabel="pre-training FLOPs of the encoder", ylabel="full fine-tuning accuracy (%)",
            title="Grammaticality after full fine-tuning, against pre-training compute")  # fmt: skip
     ax.grid(alpha=0.3)
+    budget_axis(ax, v)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "scaling_finetune.png", dpi=100)
     plt.close(fig)
 
-    text += ["![gap to the ceiling against FLOPs](scaling_gap.png)", "",
-             "![fine-tuning accuracy against pre-training FLOPs](scaling_finetune.png)", ""]  # fmt: skip
+    text += [f"![gap to the ceiling against FLOPs]({out.name}/scaling_gap.png)", "", caption(v, out), "",
+             f"![fine-tuning accuracy against pre-training FLOPs]({out.name}/scaling_finetune.png)", "",
+             caption(v, out), ""]  # fmt: skip
 
     header = "| arm | " + " | ".join(BUDGETS) + " |"
     rule = "|---|" + "---|" * len(BUDGETS)
     text += ["## Pre-training: steps and gap to the ceiling", "",
              "Each cell: the steps its budget bought, then the gap to the exact ceiling in points (mean, 95% "
              "interval, paired by seed). MLM-type arms are graded on the 15% cloze test (the causal arm against the "
-             "causal ceiling); next-token LM on its own next-token question; ELECTRA's discriminator has no ceiling "
-             "(its generator's gap is in `ablation.md`).", "", header, rule]  # fmt: skip
+             "causal ceiling); next-token LM on its own next-token question. ELECTRA's discriminator has no ceiling: "
+             "its cells give its detection accuracy instead (original or replaced, every bracket position), which "
+             "compares its two widths with each other only, and against the guess that every token is original: "
+             f"{100 * always_original(v):.1f}% on these questions.", "", header, rule]  # fmt: skip
     for a in arms:
         cells = []
         for x in BUDGETS:
-            steps = v.mean(pre(a, x), "step")
-            gap = points(v.gap(pre(a, x))) if v.has(pre(a, x), "val/ceiling/acc") else "—"
-            cells.append(f"{steps:,.0f} steps: {gap}")
+            steps, e = v.mean(pre(a, x), "step"), pre(a, x)
+            figure = points(v.gap(e)) if v.has(e, "val/ceiling/acc") else f"detection {points(v.accuracy(e))}"
+            cells.append(f"{steps:,.0f} steps: {figure}")
         text.append(f"| {ARMS[a]} | " + " | ".join(cells) + " |")
     text += ["", "## Full fine-tuning accuracy", "", header, rule]
-    for a in arms:
+    for a in tuned:
         text.append(f"| {ARMS[a]} | " + " | ".join(points(v.accuracy(fine(a, x))) for x in BUDGETS) + " |")
     if v.has("scaling/finetune/no_pretrain", "val/acc"):
         text += ["", f"No pre-training (the same fine-tuning from random weights): "
@@ -245,25 +259,31 @@ def scaling_page(v: Values, out: Path) -> list[str]:
     text += ["", "## Rankings at each budget", "",
              "Best first; between neighbours, the paired difference in points with its 95% interval.", "",
              "Fine-tuning accuracy (every arm):", ""]  # fmt: skip
-    text += [f"- {x}: {ranking(v, arms, x, fine, 'val/acc', True)}" for x in BUDGETS]
+    text += [f"- {x}: {ranking(v, tuned, x, fine, 'val/acc', True)}" for x in BUDGETS]
     text += ["", "Gap to the ceiling (the bidirectional cloze arms, graded on the same questions):", ""]
     bidirectional = [a for a in cloze if a != "mlm_causal"]
     text += [f"- {x}: {ranking(v, bidirectional, x, pre, 'val/gap/acc', False)}" for x in BUDGETS]
     text += ["", "## Crossovers", "",
              "Pairs of arms whose order changes between neighbouring budgets (A − B at each):", "",
              "Fine-tuning accuracy:", ""]  # fmt: skip
-    text += crossovers(v, arms, fine, "val/acc") or ["- none"]
+    text += crossovers(v, tuned, fine, "val/acc") or ["- none"]
     text += ["", "Cloze accuracy (bidirectional arms; higher accuracy is a smaller gap):", ""]
     text += crossovers(v, bidirectional, pre, "val/acc") or ["- none"]
-    text += ["", *scaling_claims(v, arms)]
+    text += ["", *scaling_claims(v)]
     return text
+
+
+def always_original(v: Values) -> float:
+    """The detection accuracy of calling every token original, on ELECTRA's validation questions."""
+    e = pre("electra", "x1")
+    return v.mean(e, "val/n_original") / v.mean(e, "val/n")
 
 
 def _claim_row(claim: str, where: str, iv: Interval, positive: bool = True) -> str:
     return f"| {claim} | {where} | {signed(iv)} | {100 * detectable(iv):.1f} | {verdict(iv, positive)} |"
 
 
-def scaling_claims(v: Values, arms: list[str]) -> list[str]:
+def scaling_claims(v: Values) -> list[str]:
     rows = ["## The published claims, read here", "",
             "Fine-tuning accuracy differences in points, paired by seed; detectable: the true difference these seeds "
             "would find with 80% power.", "",
@@ -271,10 +291,6 @@ def scaling_claims(v: Values, arms: list[str]) -> list[str]:
     for x in BUDGETS:
         rows.append(_claim_row("ELECTRA beats MLM at equal compute (Clark et al. 2020)", f"width 32, {x}",
                                v.difference(fine("electra", x), fine("mlm", x))))  # fmt: skip
-    if "electra-w64" in arms:
-        for x in BUDGETS:
-            rows.append(_claim_row("... and at width 64", f"width 64, {x}",
-                                   v.difference(fine("electra-w64", x), fine("mlm-w64", x))))  # fmt: skip
     for x in BUDGETS[:2]:
         rows.append(_claim_row("next-token LM is more data-efficient: better than MLM on little compute (2025)",
                                x, v.difference(fine("next_token", x), fine("mlm", x))))  # fmt: skip
@@ -284,21 +300,28 @@ def scaling_claims(v: Values, arms: list[str]) -> list[str]:
     for x in BUDGETS:
         rows.append(_claim_row("next-token LM then MLM beats MLM at fixed compute (2025)", x,
                                v.difference(fine("next_token-then-mlm", x), fine("mlm", x))))  # fmt: skip
-    # fine-tuning stability: the seeds' spread of fine-tuning accuracy, pooled over budgets
-    sds = {
-        a: [statistics.stdev(v.by_seed(fine(a, x), "val/acc").values()) for x in BUDGETS] for a in ("mlm", "next_token")
-    }
+    # fine-tuning stability: the seeds' spread of fine-tuning accuracy, pooled over the budgets where both arms
+    # learned something (the interval above that of no pre-training): at chance every seed agrees, which is
+    # not stability
+    floor = v.accuracy("scaling/finetune/no_pretrain").hi
+    learned = [x for x in BUDGETS if all(v.accuracy(fine(a, x)).lo > floor for a in ("mlm", "next_token"))]
+    if len(learned) == 0:
+        return [*rows, "", "Fine-tuning stability (2025): no budget where both arms fine-tune above no pre-training."]
+    sds = {a: [statistics.stdev(v.by_seed(fine(a, x), "val/acc").values()) for x in learned]
+           for a in ("mlm", "next_token")}  # fmt: skip
     pooled = {a: math.sqrt(statistics.fmean(s * s for s in sd)) for a, sd in sds.items()}
-    df = len(BUDGETS) * (len(v.seeds()) - 1)
+    df = len(learned) * (len(v.seeds()) - 1)
     from scipy import stats
 
     ratio = pooled["next_token"] ** 2 / pooled["mlm"] ** 2
     p = 2 * min(stats.f.cdf(ratio, df, df), 1 - stats.f.cdf(ratio, df, df))
     stable = "holds" if ratio < 1 and p < 0.05 else "does not hold" if ratio > 1 and p < 0.05 else "undecided"
-    rows += ["", f"Fine-tuning stability (2025: next-token LM fine-tunes more stably): the seeds' SD of fine-tuning "
-             f"accuracy, pooled over the five budgets, is {100 * pooled['next_token']:.2f} points after next-token LM "
-             f"and {100 * pooled['mlm']:.2f} after MLM (variance ratio {ratio:.2f}, F-test on {df} and {df} degrees "
-             f"of freedom, p = {p:.2f}): **{stable}**."]  # fmt: skip
+    rows += ["", "Fine-tuning stability (2025: next-token LM fine-tunes more stably): the seeds' SD of fine-tuning "
+             "accuracy, pooled over the budgets where both arms fine-tune above no pre-training "
+             f"({', '.join(learned)}), "
+             f"is {100 * pooled['next_token']:.2f} points after next-token LM and {100 * pooled['mlm']:.2f} after MLM "
+             f"(variance ratio {ratio:.2f}, F-test on {df} and {df} degrees of freedom, p = {p:.2f}): "
+             f"**{stable}**."]  # fmt: skip
     return rows
 
 
@@ -307,6 +330,10 @@ def scaling_claims(v: Values, arms: list[str]) -> list[str]:
 
 def rate_of(tag: str) -> float:
     return int(tag[1:3]) / 100
+
+
+def rate_cell(language: str, rate: str, job: str) -> str:
+    return f"masking_rate/{language}/{rate}/{job}"
 
 
 def rate_ceilings(language: str, sentences: int = 4000) -> dict[str, float]:
@@ -344,7 +371,7 @@ def masking_rate_page(v: Values, out: Path) -> list[str]:
         ceilings = rate_ceilings(lang)
         plain = [t for t in RATES if not t.endswith("mask_only")]
         xs = [100 * rate_of(t) for t in plain]
-        cell = lambda t, j: f"masking_rate/{lang}/{t}/{j}"  # noqa: E731
+        cell = functools.partial(rate_cell, lang)
         _curve(axes[0], xs, [v.gap(cell(t, "pretrain")) for t in plain], LANGUAGES[lang], colors[lang])
         _curve(axes[1], xs, [v.accuracy(cell(t, "full")) for t in plain], LANGUAGES[lang], colors[lang])
         axes[2].plot(xs, [100 * ceilings[t] for t in plain], marker="o", color=colors[lang], label=LANGUAGES[lang])
@@ -356,7 +383,8 @@ def masking_rate_page(v: Values, out: Path) -> list[str]:
                             capsize=3, **only)  # fmt: skip
         text += [f"## {LANGUAGES[lang]}", "",
                  "| training recipe | steps | accuracy at 15% | gap to the 15% ceiling | − 15%'s gap | fine-tuning "
-                 "| − 15%'s fine-tuning | ceiling at the training rate |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+                 "| − 15%'s fine-tuning | ceiling at the training rate |",
+                 "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         base = cell("p15", "pretrain")
         for t in RATES:
             p, f = cell(t, "pretrain"), cell(t, "full")
@@ -386,11 +414,11 @@ def masking_rate_page(v: Values, out: Path) -> list[str]:
     fig.tight_layout()
     fig.savefig(out / "masking_rate.png", dpi=100)
     plt.close(fig)
-    return ["![masking rate at equal compute](masking_rate.png)", "", *text]
+    return [f"![masking rate at equal compute]({out.name}/masking_rate.png)", "", caption(v, out), "", *text]
 
 
 def rate_claims(v: Values, lang: str) -> list[str]:
-    cell = lambda t, j: f"masking_rate/{lang}/{t}/{j}"  # noqa: E731
+    cell = functools.partial(rate_cell, lang)
     rows = ["| claim (Wettig et al. 2023) | measured by | A − B (95% interval) | detectable | verdict |",
             "|---|---|---|---|---|"]  # fmt: skip
     for job, what in (("pretrain", "accuracy at 15%"), ("full", "fine-tuning")):
@@ -404,6 +432,16 @@ def rate_claims(v: Values, lang: str) -> list[str]:
     return rows
 
 
+def caption(v: Values, out: Path) -> str:
+    """What made a figure: the grid's command and wall time on its machine (from `<out>/ablation.md`), and its
+    seeds."""
+    lines = header_of(out)
+    command = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("- command:")), "unknown")
+    machine = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("- machine:")), "unknown")
+    wall = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("- wall time")), "unknown")
+    return f"*Made by {command} (wall time {wall}; machine: {machine}); seeds {', '.join(map(str, v.seeds()))}.*"
+
+
 PAGES = {
     "scaling": ("scaling.md", "Compute-matched scaling on Dyck", scaling_page),
     "masking_rate": ("masking_rate.md", "The masking rate at equal compute", masking_rate_page),
@@ -413,10 +451,11 @@ PAGES = {
 def write_page(name: str, out: Path) -> Path:
     filename, title, build = PAGES[name]
     values = Values(out)
-    page = out / filename
+    page = out.parent / filename  # results/scaling.md beside results/scaling/, as results/dyck.md is
     notes = page.read_text().split(NOTES, 1)[1] if page.is_file() and NOTES in page.read_text() else ""
     rel = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
-    text = [f"# {title}", "", f"Built by `python scripts/equal_compute.py {name} --out {rel}` from `{rel}/ablation.csv`,",
+    command = f"python scripts/equal_compute.py {name} --out {rel}"
+    text = [f"# {title}", "", f"Built by `{command}` from `{rel}/ablation.csv`,",
             "which this run of the grid wrote:", "", *header_of(out), ""]  # fmt: skip
     text += [*build(values, out), "", NOTES]
     write_atomic(page, "\n".join(text) + (notes if notes else "\n"))
