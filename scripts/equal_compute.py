@@ -269,6 +269,13 @@ def scaling_page(v: Values, out: Path) -> list[str]:
     text += crossovers(v, tuned, fine, "val/acc") or ["- none"]
     text += ["", "Cloze accuracy (bidirectional arms; higher accuracy is a smaller gap):", ""]
     text += crossovers(v, bidirectional, pre, "val/acc") or ["- none"]
+    text += ["", "## What the next-token half buys", "",
+             "Next-token LM then MLM spends half of its budget on each. Against MLM at half the budget (the same "
+             "MLM steps, without the next-token half), on the cloze test, paired by seed (its accuracy minus "
+             "MLM's, in points):", ""]  # fmt: skip
+    for half, whole in itertools.pairwise(BUDGETS):
+        iv = v.difference(pre("next_token-then-mlm", whole), pre("mlm", half))
+        text.append(f"- at {whole}, against MLM at {half}: {signed(iv)}")
     text += ["", *scaling_claims(v)]
     return text
 
