@@ -76,3 +76,8 @@ def test_ddp_two_ranks_matches_single_process(tmp_path):
     assert abs(ddp["val/acc"] - single["val/acc"]) < 0.05
     assert abs(ddp["val/loss"] - single["val/loss"]) < 0.15
     assert ddp["step"] == single["step"] == 200
+    # compute is summed over the ranks: the same global batch reads the same tokens and spends the same FLOPs
+    # (to within the masks' sizes, which differ between the streams)
+    assert ddp["tokens"] == single["tokens"] == 200 * 64 * 17
+    assert ddp["train/tokens"] == single["train/tokens"] == ddp["tokens"]
+    assert abs(ddp["flops"] / single["flops"] - 1) < 0.01 and abs(ddp["train/flops"] / ddp["flops"] - 1) < 1e-6

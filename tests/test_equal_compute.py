@@ -33,13 +33,14 @@ def test_scaling_budgets_are_the_fractions_of_todays_mlm_run_they_are_named_for(
     for budget in ec.BUDGETS:
         fraction = float(budget[1:])
         for arm in ec.ARMS:
-            given = grid[f"scaling/pretrain/{arm}/{budget}"].overrides["budget.flops"]
+            given = float(grid[f"scaling/pretrain/{arm}/{budget}"].overrides["budget.flops"])  # YAML reads 1e9 as text
             assert given == pytest.approx(fraction * today, rel=1e-3), (arm, budget)
         # next-token LM, then MLM: half each, the whole budget in all
         first = grid[f"scaling/pretrain/next_token-first/{budget}"]
         then = grid[f"scaling/pretrain/next_token-then-mlm/{budget}"]
         assert then.encoder_from == first.name
-        assert first.overrides["budget.flops"] + then.overrides["budget.flops"] == pytest.approx(fraction * today, 1e-3)
+        halves = float(first.overrides["budget.flops"]) + float(then.overrides["budget.flops"])
+        assert halves == pytest.approx(fraction * today, rel=1e-3)
     assert float(ec.BUDGETS[-1][1:]) / float(ec.BUDGETS[0][1:]) >= 16
 
 
@@ -49,7 +50,7 @@ def test_every_masking_rate_cell_of_a_language_spends_that_languages_run_at_15_p
     for lang, flops in today.items():
         for rate in ec.RATES:
             e = grid[f"masking_rate/{lang}/{rate}/pretrain"]
-            assert e.overrides["budget.flops"] == pytest.approx(flops, rel=1e-3), (lang, rate)
+            assert float(e.overrides["budget.flops"]) == pytest.approx(flops, rel=1e-3), (lang, rate)
             masking = e.overrides["model.init_args.objective.init_args.masking"]
             assert masking["p_pick"] == ec.rate_of(rate)
             assert (masking["p_mask"], masking["p_random"]) == ((1, 0) if rate.endswith("mask_only") else (0.8, 0.1))
