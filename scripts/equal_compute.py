@@ -492,6 +492,9 @@ def main(argv: list[str] | None = None) -> int:
     except Missing as err:
         print(f"equal_compute.py: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        print(f"equal_compute.py: error: cannot write into {args.out}: {err.strerror or err}", file=sys.stderr)
+        return 3
     print(f"wrote {page}")
     return 0
 
