@@ -36,9 +36,9 @@ def test_scaling_budgets_are_the_fractions_of_todays_mlm_run_they_are_named_for(
             given = float(grid[f"scaling/pretrain/{arm}/{budget}"].overrides["budget.flops"])  # YAML reads 1e9 as text
             assert given == pytest.approx(fraction * today, rel=1e-3), (arm, budget)
         # next-token LM, then MLM: half each, the whole budget in all
-        first = grid[f"scaling/pretrain/next_token-first/{budget}"]
         then = grid[f"scaling/pretrain/next_token-then-mlm/{budget}"]
-        assert then.encoder_from == first.name
+        first = grid[then.encoder_from]
+        assert "configs/objectives/next_token.yaml" in first.configs
         halves = float(first.overrides["budget.flops"]) + float(then.overrides["budget.flops"])
         assert halves == pytest.approx(fraction * today, rel=1e-3)
     assert float(ec.BUDGETS[-1][1:]) / float(ec.BUDGETS[0][1:]) >= 16
