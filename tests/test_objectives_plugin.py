@@ -136,8 +136,13 @@ def test_a_checkpoint_rebuilds_its_plugin_objective_through_load_from_checkpoint
     assert all(torch.equal(module.state_dict()[k], v) for k, v in saved["state_dict"].items())
 
     built = EncoderModule(objective=MaskedLM(), lr=0.02)
-    assert dict(built.hparams) == {"lr": 0.02, "weight_decay": 0.01, "warmup_steps": 30, "init_seed": None,
-                                   "encoder_ckpt": None}
+    assert dict(built.hparams) == {
+        "lr": 0.02,
+        "weight_decay": 0.01,
+        "warmup_steps": 30,
+        "init_seed": None,
+        "encoder_ckpt": None,
+    }
     trainer = L.Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False, limit_val_batches=0, default_root_dir=tmp_path)  # fmt: skip
     trainer.fit(built, datamodule=StreamDataModule(source=built.objective, batch_size=8, val_size=8))
