@@ -35,8 +35,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
-from minibert.ablation.intervals import Interval, accuracy_interval, difference_interval  # noqa: E402
+from minibert.ablation.intervals import Interval, accuracy_interval  # noqa: E402
 from minibert.ablation.power import detectable  # noqa: E402
 from minibert.atomic_writes import write_atomic  # noqa: E402
 from scripts.bert_tables import NOTES, Table, header_of, read_values  # noqa: E402
@@ -110,16 +111,18 @@ class Values:
     def accuracy(self, experiment: str, metric: str = "val/acc") -> Interval:
         return accuracy_interval(list(self.by_seed(experiment, metric).values()), self.table.n(experiment))
 
+    def paired(self, a: tuple[str, str], b: tuple[str, str]) -> Interval:
+        """(experiment, metric) a minus b, paired by seed (bert_tables' interval); Missing if either is absent."""
+        self.by_seed(*a), self.by_seed(*b)
+        return self.table.difference(a, b)
+
     def gap(self, experiment: str) -> Interval:
         """Ceiling minus accuracy, paired by seed."""
-        n = self.table.n(experiment)
-        return difference_interval(
-            self.by_seed(experiment, "val/ceiling/acc"), self.by_seed(experiment, "val/acc"), n, n
-        )
+        return self.paired((experiment, "val/ceiling/acc"), (experiment, "val/acc"))
 
     def difference(self, a: str, b: str, metric: str = "val/acc") -> Interval:
         """a - b on `metric`, paired by seed."""
-        return difference_interval(self.by_seed(a, metric), self.by_seed(b, metric), self.table.n(a), self.table.n(b))
+        return self.paired((a, metric), (b, metric))
 
     def seeds(self) -> list[int]:
         return self.table.seeds()
@@ -318,8 +321,6 @@ def scaling_claims(v: Values) -> list[str]:
            for a in ("mlm", "next_token")}  # fmt: skip
     pooled = {a: math.sqrt(statistics.fmean(s * s for s in sd)) for a, sd in sds.items()}
     df = len(learned) * (len(v.seeds()) - 1)
-    from scipy import stats
-
     ratio = pooled["next_token"] ** 2 / pooled["mlm"] ** 2
     p = 2 * min(stats.f.cdf(ratio, df, df), 1 - stats.f.cdf(ratio, df, df))
     stable = "holds" if ratio < 1 and p < 0.05 else "does not hold" if ratio > 1 and p < 0.05 else "undecided"

@@ -65,18 +65,15 @@ class RunSummary(L.Callback):
 
 
 def total_compute(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int] | None:
-    """The module's `compute()` with this run's FLOPs and tokens summed over ranks (the encoder's inherited
-    pre-training FLOPs are the same on every rank); None for a module that does not count."""
-    if not hasattr(pl_module, "compute"):
+    """This run's training FLOPs and tokens summed over ranks, and the pre-training FLOPs in its final encoder;
+    None for a module that does not count them."""
+    if not hasattr(pl_module, "spent"):
         return None
-    local = pl_module.compute()
-    inherited = local["pretrain_flops"] - (local["flops"] if pl_module.is_pretraining() else 0)
     summed = {}
     for name in ("flops", "tokens"):  # float64 holds integers exactly up to 2^53 (9e15 FLOPs)
-        value = torch.tensor(float(local[name]), dtype=torch.float64)
-        summed[name] = int(trainer.strategy.reduce(value.to(pl_module.device), reduce_op="sum").item())
-    own = summed["flops"] if pl_module.is_pretraining() else 0
-    return {**summed, "pretrain_flops": inherited + own}
+        value = torch.tensor(float(pl_module.spent[name]), dtype=torch.float64, device=pl_module.device)
+        summed[name] = int(trainer.strategy.reduce(value, reduce_op="sum").item())
+    return {**summed, "pretrain_flops": pl_module.encoder_flops(summed["flops"])}
 
 
 def run_seeds(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int | None]:

@@ -91,8 +91,7 @@ class FinetuneModule(EncoderModule):
             self.encoder.requires_grad_(False)
             self.encoder.eval()  # Lightning restores each submodule's mode after validation, so it stays so
 
-    def is_pretraining(self) -> bool:
-        return False
+    pretrains = False
 
 
 def _check_language_fits(pretrained: EncoderConfig, objective: Objective, path: str) -> None:

@@ -99,15 +99,12 @@ class EncoderModule(L.LightningModule):
         load_encoder_weights(self.encoder, checkpoint)
         self.spent["inherited_flops"] = pretrain_flops(checkpoint)
 
-    def is_pretraining(self) -> bool:
-        """Whether this run's training adds to its encoder's pre-training compute (fine-tuning does not)."""
-        return True
+    #: whether this module's training adds to its encoder's pre-training compute (fine-tuning's does not)
+    pretrains = True
 
-    def compute(self) -> dict[str, int]:
-        """This process's training FLOPs and tokens so far, and the pre-training FLOPs in the encoder now."""
-        own = self.spent["flops"] if self.is_pretraining() else 0
-        return {"flops": self.spent["flops"], "tokens": self.spent["tokens"],
-                "pretrain_flops": self.spent["inherited_flops"] + own}  # fmt: skip
+    def encoder_flops(self, trained: int) -> int:
+        """The pre-training FLOPs in the encoder once this run has trained with `trained` FLOPs."""
+        return self.spent["inherited_flops"] + (trained if self.pretrains else 0)
 
     def parameter_counts(self) -> dict[str, int]:
         """Parameters of the encoder and the objective's heads (all, and those that train)."""
@@ -191,7 +188,7 @@ class EncoderModule(L.LightningModule):
         # so that a checkpoint loads with torch.load(weights_only=True).
         checkpoint["encoder_config"] = asdict(self.encoder_config)
         # what training has spent so far: restored on resume, and read by whatever starts from these weights
-        checkpoint["compute"] = {**self.spent, "pretrain_flops": self.compute()["pretrain_flops"]}
+        checkpoint["compute"] = {**self.spent, "pretrain_flops": self.encoder_flops(self.spent["flops"])}
 
     def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
         """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
