@@ -73,14 +73,19 @@ def stat(pid: int | str) -> tuple[str, int, int] | None:
     return state, int(parent), int(group)
 
 
+def gone(found: tuple[str, int, int] | None) -> bool:
+    """Whether a process of that `stat` has exited (no such process, or a zombie)."""
+    return found is None or found[0] in ("Z", "X")
+
+
 def exited(pid: int | str) -> bool:
-    return (found := stat(pid)) is None or found[0] in ("Z", "X")  # a zombie has exited
+    return gone(stat(pid))
 
 
 def live_members(group: int) -> list[int]:
     """The processes of process group `group` that have not exited."""
-    pids = [p.name for p in Path("/proc").glob("[0-9]*")]
-    return [int(p) for p in pids if (found := stat(p)) is not None and found[2] == group and not exited(p)]
+    stats = {int(p.name): stat(p.name) for p in Path("/proc").glob("[0-9]*")}  # one read of each
+    return [pid for pid, found in stats.items() if not gone(found) and found[2] == group]
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -88,6 +93,11 @@ def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_th
     """SIGTERM to the runner (a scheduler) or SIGINT to its whole process group (Ctrl-C in a terminal): one
     message, no traceback from the runner, its workers or their fork server, and nothing of theirs left."""
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
+    # the first run (of two, one at a time) long enough, about a second, that the signal sent once it has started
+    # lands mid-grid however loaded the machine is: at 4 steps both could finish first
+    spec = yaml.safe_load(grid.read_text())
+    spec["experiments"][0]["overrides"].update({"trainer.max_steps": 120, "trainer.val_check_interval": 120})
+    grid.write_text(yaml.safe_dump(spec, sort_keys=False))
     args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
     proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
