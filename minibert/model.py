@@ -1,8 +1,20 @@
 """TinyBERT: a transformer encoder as a plain `nn.Module`, built from a dataclass config, free of Lightning.
 
-Token embedding + learned position embedding (+ optional segment embedding), then `layers` blocks of
-multi-head self-attention and a 4x GELU MLP, post-norm as in BERT (or pre-norm). Heads live apart:
+Token embedding (+ optional segment embedding) and positions, then `layers` blocks of multi-head
+self-attention and a 4x GELU MLP, post-norm as in BERT (or pre-norm). Heads live apart:
 `nn.Linear(width, vocab_size)` for MLM, `nn.Linear(width, 2)` on [CLS] for classification.
+
+Positions (`EncoderConfig.positions`), one of:
+
+- `learned`: a learned absolute embedding per position, added to the tokens (BERT's; the default). Rows past
+  the training length are never trained, so it cannot be read there;
+- `sinusoidal`: the fixed sines and cosines of Vaswani et al. (2017), added to the tokens;
+- `rotary`: RoPE (Su et al. 2021): each head's queries and keys rotated by an angle proportional to the
+  position, so that a query-key score depends on the two positions only through their offset;
+- `alibi`: ALiBi (Press et al. 2022): no embedding, a bias of -m_h |i - j| on head h's attention scores (the
+  symmetric form encoders use; -m_h (i - j) on the left under a causal mask), slopes m_h = 2^(-8h/H);
+- `none`: no positions at all. A bidirectional encoder is then blind to order (it is permutation
+  equivariant); a causal one can still count, through the mask.
 
 Example:
     >>> import torch
@@ -15,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +52,7 @@ class EncoderConfig:
     causal: bool = False
     norm: Literal["post", "pre"] = "post"
     segments: int = 0  # > 0 adds a learned segment embedding (next sentence prediction uses 2)
+    positions: Literal["learned", "sinusoidal", "rotary", "alibi", "none"] = "learned"
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_len", "width", "heads", "layers"):
@@ -53,21 +67,98 @@ class EncoderConfig:
         if self.norm not in ("post", "pre"):
             raise ValueError(f"EncoderConfig.norm={self.norm!r} is not allowed: use 'post' or 'pre'")
         check("EncoderConfig", "segments", self.segments, NONNEGATIVE_INT)
+        if self.positions not in POSITIONS:
+            raise ValueError(
+                f"EncoderConfig.positions={self.positions!r} is not allowed: choose one of {', '.join(POSITIONS)}"
+            )
+        if self.positions == "rotary" and (self.width // self.heads) % 2:
+            raise ValueError(
+                f"EncoderConfig.positions='rotary' is not allowed with width={self.width}, heads={self.heads}: "
+                "rotary positions rotate pairs of a head's dimensions, so width / heads must be even"
+            )
+
+
+POSITIONS = ("learned", "sinusoidal", "rotary", "alibi", "none")
+
+
+def sinusoids(length: int, width: int) -> torch.Tensor:
+    """(length, width) fixed position codes: sin(t w_i) in even columns, cos(t w_i) in odd ones, with
+    w_i = 10000^(-2i / width) (Vaswani et al. 2017)."""
+    t = torch.arange(length, dtype=torch.float32)[:, None]
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, width, 2, dtype=torch.float32) / width)
+    table = torch.zeros(length, width)
+    table[:, 0::2] = torch.sin(t * freq)
+    table[:, 1::2] = torch.cos(t * freq[: width // 2])
+    return table
+
+
+def rotate(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """RoPE on (B, H, T, D) queries or keys: dimensions (2i, 2i + 1) at position t turn by the angle
+    t * base^(-2i / D), so that rotate(q)_s . rotate(k)_t depends on s and t only through t - s."""
+    T, D = x.shape[-2], x.shape[-1]
+    freq = base ** (-torch.arange(0, D, 2, dtype=torch.float32, device=x.device) / D)  # (D / 2,)
+    angle = torch.arange(T, dtype=torch.float32, device=x.device)[:, None] * freq  # (T, D / 2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (B, H, T, D / 2) each
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
+
+def alibi_bias(heads: int, T: int, causal: bool, device: torch.device | None = None) -> torch.Tensor:
+    """(H, T, T) additive attention bias: -m_h |s - t| with slopes m_h = 2^(-8h / H), h = 1..H (Press et al.
+    2022); under a causal mask the future is -inf (so the bias left of the diagonal is -m_h (s - t))."""
+    slopes = 2.0 ** (-8.0 * torch.arange(1, heads + 1, dtype=torch.float32, device=device) / heads)  # (H,)
+    pos = torch.arange(T, device=device)
+    offset = (pos[:, None] - pos[None, :]).abs().float()  # (T, T): query s, key t
+    bias = -slopes[:, None, None] * offset
+    if causal:
+        bias = bias.masked_fill(pos[None, :] > pos[:, None], float("-inf"))
+    return bias
 
 
 class SelfAttention(nn.Module):
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        self.heads, self.causal = config.heads, config.causal
+        self.heads, self.causal, self.positions = config.heads, config.causal, config.positions
         self.qkv = nn.Linear(config.width, 3 * config.width)
         self.proj = nn.Linear(config.width, config.width)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def heads_of(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, T, C) -> queries, keys and values (B, H, T, D), rotated where positions are rotary."""
         B, T, C = x.shape
         # split on dim 2, heads to the front after: the backward then stacks dq, dk, dv straight into the
         # (B, T, 3, H, D) layout of the qkv output, with no extra copy to make it contiguous
         q, k, v = (t.transpose(1, 2) for t in self.qkv(x).view(B, T, 3, self.heads, C // self.heads).unbind(2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, D) each
+        if self.positions == "rotary":
+            q, k = rotate(q), rotate(k)
+        return q, k, v
+
+    def bias(self, T: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor | None:
+        """(H, T, T) additive score bias (ALiBi's, with the causal mask in it), or None."""
+        if self.positions != "alibi":
+            return None
+        return alibi_bias(self.heads, T, self.causal, device).to(dtype)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, C) -> (B, H, T, T) attention logits before the softmax, masks and biases included (the
+        forward pass's, written out; for inspection and tests)."""
+        q, k, _ = self.heads_of(x)
+        s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        bias = self.bias(x.shape[1], x.device, s.dtype)
+        if bias is not None:
+            return s + bias
+        if self.causal:
+            T = x.shape[1]
+            return s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1), float("-inf"))
+        return s
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.heads_of(x)
+        bias = self.bias(T, x.device, q.dtype)
+        if bias is not None:  # it carries the causal mask, when there is one
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, H, T, D) each
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 
@@ -102,7 +193,10 @@ class Encoder(nn.Module):
             )
         self.config = config
         self.tok = nn.Embedding(config.vocab_size, config.width)
-        self.pos = nn.Embedding(config.max_len, config.width)
+        # added to the tokens: a learned table, a fixed one, or none (rotary and ALiBi act inside attention)
+        self.pos = nn.Embedding(config.max_len, config.width) if config.positions == "learned" else None
+        if config.positions == "sinusoidal":
+            self.register_buffer("sinusoids", sinusoids(config.max_len, config.width), persistent=False)
         self.seg = nn.Embedding(config.segments, config.width) if config.segments else None
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
         # pre-norm leaves the residual stream unnormalised, so it ends with one more LayerNorm
@@ -116,7 +210,11 @@ class Encoder(nn.Module):
         T = ids.shape[1]
         if T > self.config.max_len:
             raise ValueError(f"sequence of {T} tokens is longer than EncoderConfig.max_len={self.config.max_len}")
-        x = self.tok(ids) + self.pos.weight[:T]  # (B, T, C)
+        x = self.tok(ids)  # (B, T, C)
+        if self.pos is not None:
+            x = x + self.pos.weight[:T]
+        elif self.config.positions == "sinusoidal":
+            x = x + self.sinusoids[:T]
         if self.seg is not None:
             if segments is None:
                 raise ValueError("this encoder has segment embeddings: pass segment ids")
