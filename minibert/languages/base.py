@@ -72,6 +72,11 @@ class Language(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params().items())})"
 
+    def at_length(self, length: int) -> Language:
+        """The same language with sentences of `length` tokens after [CLS] (for length generalisation); a
+        language without a length setting refuses."""
+        raise ValueError(f"{self!r} has no length setting, so it cannot be graded at length {length}")
+
     @abstractmethod
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` sentences as token ids, (n, seq_len) int64, each starting with [CLS]."""

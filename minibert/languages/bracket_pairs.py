@@ -46,6 +46,11 @@ class BracketPairs(Dyck):
     def params(self) -> dict:
         return {"kinds": self.kinds, "pairs": self.pairs}
 
+    def at_length(self, length: int) -> BracketPairs:
+        if length % 2:
+            raise ValueError(f"BracketPairs cannot be graded at length {length}: its words are pairs, so even lengths")
+        return BracketPairs(self.kinds, length // 2)
+
     def partner(self, ids: np.ndarray) -> np.ndarray:
         # an opener's partner is on its right, a closer's on its left, whatever the layout ([SEP]s included)
         return np.arange(ids.shape[1]) + self.is_opener(ids) - self.is_closer(ids)

@@ -96,6 +96,10 @@ class Dyck(Language):
     def params(self) -> dict:
         return {"kinds": self.kinds, "length": self.length, "max_depth": self.max_depth}
 
+    def at_length(self, length: int) -> Dyck:
+        """Dyck of `length` tokens with the same types and depth bound (and oracle memory)."""
+        return Dyck(self.kinds, length, self.max_depth, self.oracle_memory_gb)
+
     # --- sampling ------------------------------------------------------------------------------------------
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:

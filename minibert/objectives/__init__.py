@@ -9,6 +9,7 @@ from minibert.objectives.nsp import NextSentence
 from minibert.objectives.probe import Probe
 from minibert.objectives.rtd import ReplacedTokenDetection
 from minibert.objectives.span import SpanMaskedLM, SpanMasking
+from minibert.objectives.structure import StructuralProbe
 
 __all__ = [
     "Scoreboard",
@@ -23,4 +24,5 @@ __all__ = [
     "Scored",
     "SpanMaskedLM",
     "SpanMasking",
+    "StructuralProbe",
 ]

@@ -51,6 +51,9 @@ class Scored(NamedTuple):
     # (N, C) float, if known: per question and category, the credit of that category's own best predictor
     # (minibert.oracle.mlm_grades); NaN for a category it is not known for
     bounds: torch.Tensor | None = None
+    # name -> (B,) float: per-example figures that are not accuracies (a structural probe's UUAS), each averaged
+    # over the validation set and logged as `val/<name>`; NaN leaves an example out of that name's average
+    values: Mapping[str, torch.Tensor] | None = None
 
     def graded(self) -> Mapping[str, Scored]:
         """What metrics read: the parts by prefix, or this one under the empty prefix."""
@@ -114,6 +117,11 @@ class Objective(nn.Module, ABC):
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
         return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance)}
+
+    def value_names(self) -> tuple[str, ...]:
+        """The names of the per-example figures its validation batches give in `Scored.values` (none by
+        default); known once `build` has run."""
+        return ()
 
     def boards(self) -> dict[str, Scoreboard]:
         """`scoreboards()` with every board a Scoreboard: a plug-in's may be a plain tuple of categories,

@@ -41,6 +41,8 @@ POOLINGS = ("cls", "mean", "max", "last")
 class Probe(Grammaticality):
     """language: whose sentences are judged; layer, concat, pooling: the features (see the module docstring)."""
 
+    is_probe = True  # reads a frozen encoder (FinetuneModule's probe regime)
+
     def __init__(
         self, language: Language | None = None, layer: int = -1, concat: int = 1, pooling: str = "cls"
     ) -> None:

@@ -16,6 +16,8 @@
   stack `-c configs/wandb.yaml` for wandb (offline without an API key). A logger whose `save_dir` is left
   at its class default also writes under `trainer.default_root_dir`, so a run's files stay together.
 - Every run saves its config and a `summary.json` (RunSummary) in its log directory.
+- `--length_eval.lengths [16,48,64]` grades the final weights again at other sentence lengths
+  (minibert.training.length_eval).
 - `--ckpt_path last` resumes from the newest readable checkpoint anywhere under `trainer.default_root_dir`
   (each run logs to a new version folder, where Lightning alone would look), or starts fresh if none; a
   damaged newest checkpoint is named and the previous complete one is used.
@@ -65,6 +67,7 @@ from minibert.training.checkpoints import (
 )
 from minibert.training.code_version import class_paths, running_plugin_hashes
 from minibert.training.data import StreamDataModule
+from minibert.training.length_eval import LengthEval
 from minibert.training.module import EncoderModule
 from minibert.training.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
@@ -257,6 +260,7 @@ class MiniBertCLI(LightningCLI):
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_lightning_class_args(RunSummary, "summary")
+        parser.add_lightning_class_args(LengthEval, "length_eval")
         parser.add_class_arguments(Budget, "budget")
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
 

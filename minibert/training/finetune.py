@@ -3,8 +3,11 @@
 - `frozen`: encoder weights loaded, `requires_grad_(False)` and eval mode; only the head trains;
 - `full`: encoder weights loaded, every parameter trains (BERT's way);
 - `no_pretrain`: a freshly initialised encoder, every parameter trains;
-- `probe`: encoder frozen as in `frozen`; the objective must be a `Probe`, whose `layer`, `concat` and
-  `pooling` choose the features its linear head reads (BERT's feature-based approach).
+- `probe`: encoder frozen as in `frozen`; the objective must be a probe: a `Probe`, whose `layer`, `concat`
+  and `pooling` choose the features its linear head reads (BERT's feature-based approach), or a
+  `StructuralProbe` (minibert.objectives.structure);
+- `random`: a freshly initialised encoder, frozen: the baseline a probe is read against (what the
+  architecture alone gives, with nothing learned).
 
 Only the encoder's weights are taken from the pre-training checkpoint (strict key match); its MLM head
 is not. The encoder's shape comes from the checkpoint unless `encoder` is given, which must then agree.
@@ -38,6 +41,7 @@ REGIMES = {
     "full": Regime(load_encoder=True, train_encoder=True),
     "no_pretrain": Regime(load_encoder=False, train_encoder=True),
     "probe": Regime(load_encoder=True, train_encoder=False),
+    "random": Regime(load_encoder=False, train_encoder=False),
 }
 
 
@@ -57,10 +61,11 @@ class FinetuneModule(EncoderModule):
             encoder_ckpt = str(encoder_ckpt)
         if regime not in REGIMES:
             raise ValueError(f"FinetuneModule.regime={regime!r} is not allowed: choose one of {sorted(REGIMES)}")
-        if regime == "probe" and objective is not None and not isinstance(objective, Probe):
+        if regime == "probe" and objective is not None and not getattr(objective, "is_probe", False):
             raise ValueError(
                 f"FinetuneModule.objective={type(objective).__name__} is not allowed with regime='probe': "
-                "use minibert.objectives.Probe (its layer, concat and pooling choose the features)"
+                "use a probe, minibert.objectives.Probe (its layer, concat and pooling choose the features) "
+                "or minibert.objectives.StructuralProbe"
             )
         self.regime = regime
         mode = REGIMES[regime]

@@ -112,3 +112,36 @@ class CategoryAccuracy(Metric):
         out.update({f"gap/acc{n}": (c - a).float() for n, c, a in bound})
         out.update({f"bayes/acc{n}": o.float() for n, o, d in zip(names, oracle, self.decided) if not d})
         return out
+
+
+class MeanValues(Metric):
+    """The mean of each named per-example figure (`Scored.values`) over every update, NaNs left out; summed
+    states, so correct under DDP. Every update gives every name.
+
+    >>> metric = MeanValues(["uuas", "spearman"])
+    >>> metric.update({"uuas": torch.tensor([1.0, 0.5]), "spearman": torch.tensor([0.2, float("nan")])})
+    >>> metric.update({"uuas": torch.tensor([0.0]), "spearman": torch.tensor([0.4])})
+    >>> {k: round(v.item(), 3) for k, v in metric.compute().items()}
+    {'uuas': 0.5, 'spearman': 0.3}
+    """
+
+    higher_is_better = True
+    is_differentiable = False
+    full_state_update = False
+
+    def __init__(self, names: Sequence[str] = (), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.names = tuple(names)
+        self.add_state("sums", torch.zeros(len(self.names), dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("counts", torch.zeros(len(self.names), dtype=torch.float64), dist_reduce_fx="sum")
+
+    def update(self, values: dict[str, torch.Tensor]) -> None:
+        if set(values) != set(self.names):
+            raise ValueError(f"values name {sorted(values)}, expected {sorted(self.names)}")
+        stacked = torch.stack([values[n].double().reshape(-1) for n in self.names])  # (K, N)
+        known = ~stacked.isnan()
+        self.sums += torch.where(known, stacked, 0.0).sum(-1)
+        self.counts += known.sum(-1)
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        return {n: (s / c).float() for n, s, c in zip(self.names, self.sums, self.counts)}  # 0/0: NaN

@@ -28,7 +28,7 @@ from minibert.flops import FlopCounter
 from minibert.model import EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
 from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
-from minibert.training.metrics import CategoryAccuracy
+from minibert.training.metrics import CategoryAccuracy, MeanValues
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
 
@@ -84,6 +84,7 @@ class EncoderModule(L.LightningModule):
         self.scoreboards = boards = objective.boards()
         self.metric_prefixes = tuple(boards)
         self.val_metrics = nn.ModuleList(CategoryAccuracy(b.categories, b.input_categories) for b in boards.values())
+        self.val_values = MeanValues(objective.value_names())  # figures that are not accuracies (Scored.values)
         self._last_finite_loss = math.nan
 
     def _continue_from(self, path: str) -> None:
@@ -150,6 +151,8 @@ class EncoderModule(L.LightningModule):
         for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
             part = graded[prefix]
             metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
+        if out.values is not None:
+            self.val_values.update(out.values)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
         self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
 
@@ -157,6 +160,9 @@ class EncoderModule(L.LightningModule):
         for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
             self.log_dict({f"val/{prefix}{k}": v for k, v in metric.compute().items()})
             metric.reset()
+        if self.val_values.names:
+            self.log_dict({f"val/{k}": v for k, v in self.val_values.compute().items()})
+            self.val_values.reset()
 
     def optimizer(self) -> torch.optim.AdamW:
         """AdamW over the trainable parameters; matrices decay, biases and norms do not."""
