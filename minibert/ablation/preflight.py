@@ -29,14 +29,16 @@ import torch
 
 from minibert.ablation.grid import GridError
 from minibert.ablation.runner import Run
+from minibert.training.length_eval import LengthEval
 
 ALWAYS_LOGGED = ("step", "wall_time_s", "train/loss", "val/loss")  # besides the metrics and parameter counts
 PROBE_SIZE, PROBE_TRIES = 4, 8  # validation sentences the untrained model scores; batches drawn at most
 
 
-def logged_keys(module) -> set[str]:
-    """The numeric summary keys a run of `module` (an EncoderModule) writes. Small batches are scored until
-    every head has graded something (a head that grades nothing logs no oracle figures)."""
+def logged_keys(module, callbacks=()) -> set[str]:
+    """The numeric summary keys a run of `module` (an EncoderModule) writes, with its trainer's `callbacks`
+    (a LengthEval logs the validation's figures again per length). Small batches are scored until every head
+    has graded something (a head that grades nothing logs no oracle figures)."""
     objective = module.objective
     pending = dict(zip(module.metric_prefixes, module.val_metrics, strict=True))
     keys = {*ALWAYS_LOGGED, *module.parameter_counts()}
@@ -53,6 +55,11 @@ def logged_keys(module) -> set[str]:
             metric.reset()
         if not pending:
             break
+    graded = {k.removeprefix("val/") for k in keys if k.startswith("val/")}  # what LengthEval grades again
+    keys |= {f"val/{name}" for name in module.val_values.names}
+    for callback in callbacks:
+        if isinstance(callback, LengthEval):
+            keys |= {f"val/length_{n}/{k}" for n in callback.lengths for k in graded}
     return keys
 
 
@@ -118,7 +125,7 @@ def preflight(runs: list[Run], root: Path) -> dict[str, set[str]]:
                             build(up, root, Path(tmp) / "up", None), tmp, up
                         )
                 cli = build(run, root, Path(tmp) / name, ckpt)
-                keys[name] = logged_keys(cli.model)
+                keys[name] = logged_keys(cli.model, cli.trainer.callbacks)
                 if name in loaded and name not in stand_ins:
                     stand_ins[name] = _stand_in(cli, tmp, run)
             except Exception as err:  # anything: the cell cannot be built as written
