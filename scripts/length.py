@@ -39,9 +39,12 @@ def metric(length: int, name: str) -> str:
     return f"val/{name}" if length == TRAINED else f"val/length_{length}/{name}"
 
 
-def pct(iv: Interval, signed: bool = False) -> str:
+def pct(iv: Interval, signed: bool = False, bounded: bool = False) -> str:
+    """Points, with the interval; `bounded` clips it to [0, 100] (an accuracy)."""
     if iv.mean != iv.mean:
         return "—"
+    if bounded:
+        iv = Interval(iv.mean, max(iv.lo, 0.0), min(iv.hi, 1.0), iv.seeds, iv.df)
     s = "+" if signed else ""
     if iv.lo != iv.lo:
         return f"{100 * iv.mean:{s}.1f}"
@@ -77,6 +80,8 @@ def figure_png(g: Lengths, out: Path) -> str:
         for scheme, label in SCHEMES.items():
             cell = fine(scheme) if objective is None else pre(objective, scheme)
             ivs = [g.value(cell, n, name) for n in LENGTHS]
+            if objective is None:  # an accuracy: its interval stops at 0 and 100
+                ivs = [Interval(iv.mean, max(iv.lo, 0.0), min(iv.hi, 1.0), iv.seeds, iv.df) for iv in ivs]
             means = [100 * iv.mean for iv in ivs]
             err = [[m - 100 * iv.lo for m, iv in zip(means, ivs)], [100 * iv.hi - m for m, iv in zip(means, ivs)]]
             ax.errorbar(LENGTHS, means, yerr=err, label=label, color=colors[scheme], marker="o", capsize=3)
@@ -127,7 +132,7 @@ def page(g: Lengths, out: Path) -> list[str]:
         lines += [f"## {label}: gap to the ceiling by length", "", *rows, ""]
     rows = ["| positions | " + " | ".join(map(str, LENGTHS)) + " |", "|---|" + "---|" * len(LENGTHS)]
     for scheme, name in SCHEMES.items():
-        rows.append(f"| {name} | {' | '.join(pct(g.value(fine(scheme), n, 'acc')) for n in LENGTHS)} |")
+        rows.append(f"| {name} | {' | '.join(pct(g.value(fine(scheme), n, 'acc'), bounded=True) for n in LENGTHS)} |")
     lines += ["## Grammaticality (full fine-tuning at 32), accuracy by length", "",
               "Ceiling 100 (spoiled sentences are never in the language), chance 50.", "", *rows, ""]  # fmt: skip
     lines += ["## Claims", "", *claims(g), ""]
@@ -146,7 +151,9 @@ def claims(g: Lengths) -> list[str]:
                        f"64; within {100 * TOLERANCE:.0f} points at 48: {held[48]}; at 64: {held[64]}.")  # fmt: skip
     for objective, label in OBJECTIVES.items():
         for scheme in ("rotary", "alibi"):
-            diffs = {n: g.paired_arms(pre(objective, "learned"), pre(objective, scheme), n, "gap/acc") for n in (48, 64)}
+            diffs = {
+                n: g.paired_arms(pre(objective, "learned"), pre(objective, scheme), n, "gap/acc") for n in (48, 64)
+            }
             text = "; ".join(f"at {n}: {pct(iv, True)} ({verdict(iv)})" for n, iv in diffs.items())
             out.append(f"- {label}: {SCHEMES[scheme]} beats learned positions past the training length (learned's gap "
                        f"minus {SCHEMES[scheme]}'s): {text}.")  # fmt: skip

@@ -146,7 +146,8 @@ def page(g: Grid, out: Path) -> list[str]:
         acc = interval(list(g.by_seed(f"structure/pretrain/{arm}", f"{head}acc").values()))
         gap = interval(list(g.by_seed(f"structure/pretrain/{arm}", f"{head}gap/acc").values()))
         which = " (its generator's cloze)" if arm == "electra" else ""
-        pre.append(f"| {name}{which} | {100 * acc.mean:.1f} | {100 * gap.mean:.1f} ({100 * gap.lo:.1f} to {100 * gap.hi:.1f}) |")
+        gap_text = f"{100 * gap.mean:.1f} ({100 * gap.lo:.1f} to {100 * gap.hi:.1f})"
+        pre.append(f"| {name}{which} | {100 * acc.mean:.1f} | {gap_text} |")
     lines += ["## The encoders", "", *pre, ""]
     for figure, label in FIGURES.items():
         rows = [f"| encoder | {' | '.join(LAYER_NAMES[x] for x in LAYERS)} | selectivity at the best layer |",

@@ -54,8 +54,12 @@ def test_a_run_logs_every_length_into_its_summary(tmp_path):
 
 def test_lengths_past_the_positions_or_a_language_without_lengths_are_refused_in_one_line(tmp_path):
     # refused at setup, before the first training step
-    with pytest.raises(ValueError, match=r"length_eval.lengths=\[32\] needs 33 positions, over EncoderConfig.max_len=9: set"):
-        fit(["configs/pretrain.yaml"], [*DYCK, "--trainer.max_steps=2", "--length_eval.lengths=[32]"], root_dir=tmp_path)
+    with pytest.raises(
+        ValueError, match=r"length_eval.lengths=\[32\] needs 33 positions, over EncoderConfig.max_len=9: set"
+    ):
+        fit(
+            ["configs/pretrain.yaml"], [*DYCK, "--trainer.max_steps=2", "--length_eval.lengths=[32]"], root_dir=tmp_path
+        )
     assert not list(tmp_path.rglob("*.ckpt"))
     with pytest.raises(ValueError, match="even lengths"):
         BracketPairs().at_length(7)

@@ -122,7 +122,7 @@ class Results:
         for run, summary in summaries:
             for metric, value in _metrics(summary).items():
                 values[(run.experiment.name, metric)][run.seed] = math.nan if value is None else float(value)
-            if summary.get("scoreboards"):
+            if "scoreboards" in summary:  # {} for a run that grades no accuracy (a structural probe)
                 meanings.setdefault(run.experiment.name, summary["scoreboards"])
         val_seeds: dict[str, set] = defaultdict(set)
         for run, summary in summaries:
