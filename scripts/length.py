@@ -23,9 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.intervals import Interval  # noqa: E402
-from minibert.atomic_writes import write_atomic  # noqa: E402
-from scripts.bert_tables import NOTES, header_of  # noqa: E402
-from scripts.structure import Grid, interval, verdict  # noqa: E402
+from scripts.bert_tables import header_of  # noqa: E402
+from scripts.structure import Grid, interval, verdict, write_beside  # noqa: E402
 
 TRAINED = 32
 LENGTHS = (16, 32, 48, 64)
@@ -166,15 +165,8 @@ def claims(g: Lengths) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "length", help="the grid's --out")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    g = Lengths(out)
-    target = out.parent / f"{out.name}.md"
-    kept = ""
-    if target.is_file() and NOTES in (old := target.read_text()):
-        kept = old[old.index(NOTES) :]
-    write_atomic(target, "\n".join(page(g, out)) + "\n\n" + (kept or NOTES + "\n"))
-    print(f"wrote {target}")
+    out = parser.parse_args(argv).out.resolve()
+    write_beside(out, page(Lengths(out), out))
     return 0
 
 

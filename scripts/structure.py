@@ -186,18 +186,23 @@ def claims(g: Grid) -> list[str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "structure", help="the grid's --out")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
-    g = Grid(out)
+def write_beside(out: Path, lines: list[str]) -> Path:
+    """Write `<out>.md` (beside the grid's folder) from `lines`, keeping what an existing page has below
+    `<!-- notes -->`."""
     target = out.parent / f"{out.name}.md"
     kept = ""
     if target.is_file() and NOTES in (old := target.read_text()):
         kept = old[old.index(NOTES) :]
-    write_atomic(target, "\n".join(page(g, out)) + "\n\n" + (kept or NOTES + "\n"))
+    write_atomic(target, "\n".join(lines) + "\n\n" + (kept or NOTES + "\n"))
     print(f"wrote {target}")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "structure", help="the grid's --out")
+    out = parser.parse_args(argv).out.resolve()
+    write_beside(out, page(Grid(out), out))
     return 0
 
 
