@@ -135,3 +135,18 @@ def test_the_default_is_learned_and_other_values_are_refused_in_one_line():
         EncoderConfig(positions="relative")
     with pytest.raises(ValueError, match=r"positions='rotary' is not allowed with width=30, heads=2: .*even"):
         EncoderConfig(width=30, heads=2, positions="rotary")
+
+
+def test_a_checkpoint_saved_before_positions_existed_is_an_encoder_with_learned_positions():
+    """Its `encoder_config` lacks the field: resuming or continuing from it compares it at the default."""
+    from dataclasses import asdict
+
+    from minibert.objectives import MaskedLM
+    from minibert.training.module import EncoderModule, saved_shape
+
+    module = EncoderModule(MaskedLM())
+    old = {k: v for k, v in asdict(module.encoder_config).items() if k != "positions"}
+    assert saved_shape(old) == asdict(module.encoder_config)
+    module.check_checkpoint({"encoder_config": old})  # no error
+    with pytest.raises(ValueError, match=r"positions='rotary' there, 'learned' here"):
+        module.check_checkpoint({"encoder_config": {**old, "positions": "rotary"}})

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict
 
@@ -89,7 +90,7 @@ class EncoderModule(L.LightningModule):
 
     def _continue_from(self, path: str) -> None:
         checkpoint = read_checkpoint(path)
-        saved = {k: v for k, v in checkpoint["encoder_config"].items() if k != "causal"}
+        saved = {k: v for k, v in saved_shape(checkpoint["encoder_config"]).items() if k != "causal"}
         here = {k: v for k, v in asdict(self.encoder_config).items() if k != "causal"}
         if saved != here:
             differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
@@ -200,6 +201,8 @@ class EncoderModule(L.LightningModule):
         """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
         another shape."""
         saved, here = checkpoint.get("encoder_config"), asdict(self.encoder_config)
+        if saved is not None:
+            saved = saved_shape(saved)
         if saved is not None and saved != here:
             differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
             raise ValueError(
@@ -211,6 +214,13 @@ class EncoderModule(L.LightningModule):
         self.check_checkpoint(checkpoint)  # before Lightning copies the weights and fails deep inside torch
         saved = checkpoint.get("compute", {})
         self.spent.update({k: int(saved[k]) for k in self.spent if k in saved})
+
+
+def saved_shape(saved: dict) -> dict:
+    """A checkpoint's `encoder_config` with the fields it predates at their defaults (a checkpoint written
+    before `positions` existed has learned positions), so that it compares equal to the encoder it built."""
+    fields = {f.name: f.default for f in dataclasses.fields(EncoderConfig)}
+    return {**{k: v for k, v in fields.items() if k not in saved}, **saved}
 
 
 def pretrain_flops(checkpoint: dict) -> int:
