@@ -157,7 +157,12 @@ def page(g: Grid, out: Path) -> list[str]:
             cells = [fmt(g.figure(cell, "probe", layer, figure)) for layer in LAYERS]
             sel = g.figure(cell, "selectivity", best, figure)
             rows.append(f"| {name} | {' | '.join(cells)} | {fmt(sel, signed=True)} ({LAYER_NAMES[best]}) |")
-        lines += [f"## {label}", "", *rows, ""]
+        sel = [f"| selectivity (minus the control task) | {' | '.join(LAYER_NAMES[x] for x in LAYERS)} |",
+               "|---|" + "---|" * len(LAYERS)]  # fmt: skip
+        for cell, name in {**ARMS, **BASELINES}.items():
+            cells = [fmt(g.figure(cell, "selectivity", x, figure), True) for x in LAYERS]
+            sel.append(f"| {name} | {' | '.join(cells)} |")
+        lines += [f"## {label}", "", *rows, "", *sel, ""]
     lines += ["## Claims", "", *claims(g), ""]
     return lines
 
