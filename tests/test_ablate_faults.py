@@ -93,10 +93,12 @@ def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_th
     """SIGTERM to the runner (a scheduler) or SIGINT to its whole process group (Ctrl-C in a terminal): one
     message, no traceback from the runner, its workers or their fork server, and nothing of theirs left."""
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
-    # the first run (of two, one at a time) long enough, about a second, that the signal sent once it has started
-    # lands mid-grid however loaded the machine is: at 4 steps both could finish first
+    # the first run (of two, one at a time) long enough, a few seconds even on a fast machine, that the signal
+    # sent once it has started lands mid-grid: at 120 steps, under half a second there, both could finish first.
+    # A new dict: the grid file writes the two cells' overrides as one YAML anchor, which loads as one object
     spec = yaml.safe_load(grid.read_text())
-    spec["experiments"][0]["overrides"].update({"trainer.max_steps": 120, "trainer.val_check_interval": 120})
+    first = spec["experiments"][0]
+    first["overrides"] = {**first["overrides"], "trainer.max_steps": 600, "trainer.val_check_interval": 600}
     grid.write_text(yaml.safe_dump(spec, sort_keys=False))
     args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
     proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
