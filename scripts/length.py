@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from minibert.ablation.intervals import Interval  # noqa: E402
 from scripts.bert_tables import header_of  # noqa: E402
-from scripts.structure import Grid, interval, verdict, write_beside  # noqa: E402
+from scripts.structure import Grid, verdict, write_beside  # noqa: E402
 
 TRAINED = 32
 LENGTHS = (16, 32, 48, 64)
@@ -38,29 +38,28 @@ def metric(length: int, name: str) -> str:
     return f"val/{name}" if length == TRAINED else f"val/length_{length}/{name}"
 
 
-def pct(iv: Interval, signed: bool = False, bounded: bool = False) -> str:
-    """Points, with the interval; `bounded` clips it to [0, 100] (an accuracy)."""
+def pct(iv: Interval, signed: bool = False) -> str:
+    """Points, with the interval."""
     if iv.mean != iv.mean:
         return "—"
-    if bounded:
-        iv = Interval(iv.mean, max(iv.lo, 0.0), min(iv.hi, 1.0), iv.seeds, iv.df)
     s = "+" if signed else ""
-    if iv.lo != iv.lo:
-        return f"{100 * iv.mean:{s}.1f}"
     return f"{100 * iv.mean:{s}.1f} ({100 * iv.lo:{s}.1f} to {100 * iv.hi:{s}.1f})"
+
+
+def bounded(iv: Interval) -> Interval:
+    """An accuracy's interval, stopped at 0 and 1."""
+    return Interval(iv.mean, max(iv.lo, 0.0), min(iv.hi, 1.0), iv.seeds, iv.df)
 
 
 class Lengths(Grid):
     def value(self, experiment: str, length: int, name: str) -> Interval:
-        return interval(list(self.by_seed(experiment, metric(length, name)).values()))
+        return self.mean(experiment, metric(length, name))
 
     def paired_lengths(self, experiment: str, a: int, b: int, name: str) -> Interval:
-        x, y = self.by_seed(experiment, metric(a, name)), self.by_seed(experiment, metric(b, name))
-        return interval([x[s] - y[s] for s in sorted(set(x) & set(y))])
+        return self.difference((experiment, metric(a, name)), (experiment, metric(b, name)))
 
     def paired_arms(self, a: str, b: str, length: int, name: str) -> Interval:
-        x, y = self.by_seed(a, metric(length, name)), self.by_seed(b, metric(length, name))
-        return interval([x[s] - y[s] for s in sorted(set(x) & set(y))])
+        return self.difference((a, metric(length, name)), (b, metric(length, name)))
 
 
 def pre(objective: str, scheme: str) -> str:
@@ -79,8 +78,8 @@ def figure_png(g: Lengths, out: Path) -> str:
         for scheme, label in SCHEMES.items():
             cell = fine(scheme) if objective is None else pre(objective, scheme)
             ivs = [g.value(cell, n, name) for n in LENGTHS]
-            if objective is None:  # an accuracy: its interval stops at 0 and 100
-                ivs = [Interval(iv.mean, max(iv.lo, 0.0), min(iv.hi, 1.0), iv.seeds, iv.df) for iv in ivs]
+            if objective is None:
+                ivs = [bounded(iv) for iv in ivs]
             means = [100 * iv.mean for iv in ivs]
             err = [[m - 100 * iv.lo for m, iv in zip(means, ivs)], [100 * iv.hi - m for m, iv in zip(means, ivs)]]
             ax.errorbar(LENGTHS, means, yerr=err, label=label, color=colors[scheme], marker="o", capsize=3)
@@ -131,7 +130,7 @@ def page(g: Lengths, out: Path) -> list[str]:
         lines += [f"## {label}: gap to the ceiling by length", "", *rows, ""]
     rows = ["| positions | " + " | ".join(map(str, LENGTHS)) + " |", "|---|" + "---|" * len(LENGTHS)]
     for scheme, name in SCHEMES.items():
-        rows.append(f"| {name} | {' | '.join(pct(g.value(fine(scheme), n, 'acc'), bounded=True) for n in LENGTHS)} |")
+        rows.append(f"| {name} | {' | '.join(pct(bounded(g.value(fine(scheme), n, 'acc'))) for n in LENGTHS)} |")
     lines += ["## Grammaticality (full fine-tuning at 32), accuracy by length", "",
               "Ceiling 100 (spoiled sentences are never in the language), chance 50.", "", *rows, ""]  # fmt: skip
     lines += ["## Claims", "", *claims(g), ""]

@@ -3,17 +3,16 @@
     python scripts/structure.py --out results/structure    # results/structure.md, results/structure/*.png
 
 Reads the grid's tidy `ablation.csv` (so a fresh clone rebuilds the page from committed files). Every
-figure is the mean over seeds with a 95% t-interval over seeds; every comparison is paired by seed (seed s
-of every cell drew the same probe-training stream and validation sentences; the probes' UUAS and Spearman
-are not proportions, so the interval is the seeds' spread alone). Anything below `<!-- notes -->` of an
-existing page is kept.
+figure is the mean over seeds with a 95% t-interval over seeds, and every comparison is paired by seed
+(`minibert.ablation.power.paired_interval`). Seed s of every cell drew the same probe-training stream and
+validation sentences; the probes' UUAS and Spearman are not proportions, so the interval is the seeds'
+spread alone. Anything below `<!-- notes -->` of an existing page is kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -24,9 +23,9 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from minibert.ablation.intervals import Interval  # noqa: E402
+from minibert.ablation.power import paired_interval  # noqa: E402
 from minibert.atomic_writes import write_atomic  # noqa: E402
 from scripts.bert_tables import NOTES, Table, header_of, read_values  # noqa: E402
 
@@ -41,18 +40,6 @@ BASELINES = {"random": "random encoder", "random_causal": "random causal encoder
 FIGURES = {"uuas": "UUAS", "dist_spearman": "distance Spearman", "depth_spearman": "depth Spearman"}
 LAYERS = (0, 1, 2)
 LAYER_NAMES = {0: "embeddings", 1: "layer 1", 2: "layer 2"}
-
-
-def interval(values: list[float]) -> Interval:
-    """Mean over seeds with its 95% t-interval (NaN half-width for one seed)."""
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return Interval(mean, math.nan, math.nan, 1)
-    half = stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-    return Interval(mean, mean - half, mean + half, len(values), len(values) - 1)
 
 
 def fmt(iv: Interval, signed: bool = False) -> str:
@@ -81,14 +68,22 @@ class Grid:
             raise SystemExit(f"error: ablation.csv has no {metric} for {experiment}: finish the grid")
         return found
 
+    def mean(self, experiment: str, metric: str) -> Interval:
+        """The mean over seeds with its 95% t-interval."""
+        by_seed = self.by_seed(experiment, metric)
+        return paired_interval([by_seed[s] for s in sorted(by_seed)])
+
+    def difference(self, a: tuple[str, str], b: tuple[str, str]) -> Interval:
+        """(experiment, metric) a minus b, paired by seed, with its 95% t-interval."""
+        x, y = self.by_seed(*a), self.by_seed(*b)
+        return paired_interval([x[s] - y[s] for s in sorted(set(x) & set(y))])
+
     def figure(self, cell: str, kind: str, layer: int, figure: str) -> Interval:
-        return interval(list(self.by_seed(f"structure/probe/{cell}", f"val/{kind}/layer{layer}/{figure}").values()))
+        return self.mean(f"structure/probe/{cell}", f"val/{kind}/layer{layer}/{figure}")
 
     def paired(self, a: tuple[str, int], b: tuple[str, int], figure: str, kind: str = "probe") -> Interval:
         """Cell a at layer a minus cell b at layer b, paired by seed."""
-        x = self.by_seed(f"structure/probe/{a[0]}", f"val/{kind}/layer{a[1]}/{figure}")
-        y = self.by_seed(f"structure/probe/{b[0]}", f"val/{kind}/layer{b[1]}/{figure}")
-        return interval([x[s] - y[s] for s in sorted(set(x) & set(y))])
+        return self.difference(*((f"structure/probe/{c}", f"val/{kind}/layer{x}/{figure}") for c, x in (a, b)))
 
     def best_layer(self, cell: str, figure: str) -> int:
         return max(LAYERS, key=lambda layer: self.figure(cell, "probe", layer, figure).mean)
@@ -143,8 +138,8 @@ def page(g: Grid, out: Path) -> list[str]:
     pre = ["| pre-training | val/acc | gap to the ceiling |", "|---|---|---|"]
     for arm, name in ARMS.items():
         head = "val/generator/" if arm == "electra" else "val/"
-        acc = interval(list(g.by_seed(f"structure/pretrain/{arm}", f"{head}acc").values()))
-        gap = interval(list(g.by_seed(f"structure/pretrain/{arm}", f"{head}gap/acc").values()))
+        acc = g.mean(f"structure/pretrain/{arm}", f"{head}acc")
+        gap = g.mean(f"structure/pretrain/{arm}", f"{head}gap/acc")
         which = " (its generator's cloze)" if arm == "electra" else ""
         gap_text = f"{100 * gap.mean:.1f} ({100 * gap.lo:.1f} to {100 * gap.hi:.1f})"
         pre.append(f"| {name}{which} | {100 * acc.mean:.1f} | {gap_text} |")
