@@ -31,5 +31,5 @@ def test_a_verdict_needs_the_whole_interval_on_one_side():
     assert structure.verdict(Interval(0.1, 0.01, 0.2, 3)) == "holds"
     assert structure.verdict(Interval(-0.1, -0.2, -0.01, 3)) == "does not hold"
     assert structure.verdict(Interval(0.1, -0.01, 0.2, 3)) == "undecided"
-    iv = structure.interval([0.5, 0.6, 0.7])  # t(0.975, 2) = 4.303, sd 0.1: half-width 0.248
+    iv = structure.paired_interval([0.5, 0.6, 0.7])  # the pages' interval: t(0.975, 2) = 4.303, sd 0.1
     assert iv.mean == pytest.approx(0.6) and iv.hi - iv.mean == pytest.approx(4.303 * 0.1 / 3**0.5, abs=1e-3)

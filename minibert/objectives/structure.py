@@ -211,24 +211,23 @@ class StructuralProbe(Objective):
         loss = 0.0
         values: dict[str, torch.Tensor] = {}
         for layer, h in enumerate(states):
-            for task, dist_map, depth_map in (
-                ("probe", self.distance[layer], self.depth[layer]),
-                ("control", self.control_distance[layer], self.control_depth[layer]),
+            figures = {}
+            for task, prefix, dist_map, depth_map in (
+                ("probe", "", self.distance[layer], self.depth[layer]),
+                ("control", "control_", self.control_distance[layer], self.control_depth[layer]),
             ):
-                prefix = "" if task == "probe" else "control_"
                 p = dist_map(h)  # (B, T, r)
                 pred_dist = (p[:, :, None] - p[:, None, :]).square().sum(-1)  # (B, T, T)
                 pred_depth = depth_map(h).square().sum(-1)  # (B, T)
-                gold_dist, gold_depth = batch[f"{prefix}distance"], batch[f"{prefix}depth"]
-                loss = loss + ((pred_dist - gold_dist).abs().sum((1, 2)) / T**2).mean()
-                loss = loss + ((pred_depth - gold_depth).abs().sum(1) / T).mean()
+                loss = loss + ((pred_dist - batch[f"{prefix}distance"]).abs().sum((1, 2)) / T**2).mean()
+                loss = loss + ((pred_depth - batch[f"{prefix}depth"]).abs().sum(1) / T).mean()
                 if not self.training:
-                    figures = self._figures(pred_dist, pred_depth, batch, prefix)
-                    values.update({f"{task}/layer{layer}/{k}": v for k, v in figures.items()})
-        for name in [k for k in values if k.startswith("probe/")]:
-            control = name.replace("probe/", "control/", 1)
-            if control in values:
-                values[name.replace("probe/", "selectivity/", 1)] = values[name] - values[control]
+                    figures[task] = self._figures(pred_dist, pred_depth, batch, prefix)
+            if figures:
+                task, control = figures["probe"], figures["control"]
+                selectivity = {k: task[k] - control[k] for k in control}
+                for kind, found in (("probe", task), ("control", control), ("selectivity", selectivity)):
+                    values.update({f"{kind}/layer{layer}/{k}": v for k, v in found.items()})
         empty = torch.zeros(0, dtype=torch.long, device=ids.device)
         return Scored(loss, empty, empty, torch.zeros(0, 0, dtype=torch.bool, device=ids.device), values=values)
 
@@ -237,11 +236,9 @@ class StructuralProbe(Objective):
         gold_dist, gold_depth = batch[f"{prefix}distance"], batch[f"{prefix}depth"]
         out = {"uuas": uuas(spanning_tree(pred_dist.detach()), batch[f"{prefix}parent"])}
         # Spearman over brackets (positions 1..): each bracket's distances to every other one
-        L = pred_dist.shape[1] - 1
-        others = torch.arange(L, device=pred_dist.device)
-        others = torch.stack([torch.cat([others[:i], others[i + 1 :]]) for i in range(L)])  # (L, L - 1)
-        rows = torch.arange(L, device=pred_dist.device)[:, None]
-        pd, gd = pred_dist[:, 1:, 1:][:, rows, others], gold_dist[:, 1:, 1:][:, rows, others]  # (B, L, L - 1)
+        B, L = pred_dist.shape[0], pred_dist.shape[1] - 1
+        others = ~torch.eye(L, dtype=torch.bool, device=pred_dist.device)  # each row without its own bracket
+        pd, gd = (d[:, 1:, 1:][:, others].view(B, L, L - 1) for d in (pred_dist, gold_dist))  # (B, L, L - 1)
         out["dist_spearman"] = spearman(pd, gd).nanmean(-1)
         out["depth_spearman"] = spearman(pred_depth[:, 1:], gold_depth[:, 1:])
         if prefix:

@@ -62,7 +62,7 @@ class LengthEval(L.Callback):
         seed = getattr(trainer.datamodule, "val_seed", None) or 0
         for length, language in self.languages.items():
             metrics = grade(pl_module, language, self.val_size, self.batch_size, seed)
-            pl_module.log_dict({f"val/length_{length}/{k}": v for k, v in metrics.items()}, sync_dist=False)
+            pl_module.log_dict({f"val/length_{length}/{k}": v for k, v in metrics.items()})
 
 
 def grade(module: L.LightningModule, language, size: int, batch_size: int, seed: int) -> dict[str, torch.Tensor]:

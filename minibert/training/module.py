@@ -90,10 +90,7 @@ class EncoderModule(L.LightningModule):
 
     def _continue_from(self, path: str) -> None:
         checkpoint = read_checkpoint(path)
-        saved = {k: v for k, v in saved_shape(checkpoint["encoder_config"]).items() if k != "causal"}
-        here = {k: v for k, v in asdict(self.encoder_config).items() if k != "causal"}
-        if saved != here:
-            differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
+        if differ := shape_differences(checkpoint["encoder_config"], self.encoder_config, ignore=("causal",)):
             raise ValueError(
                 f"{type(self).__name__}.encoder_ckpt={path!r} holds an encoder of another shape ({differ}): "
                 "continue pre-training with the encoder settings it was trained with"
@@ -200,11 +197,8 @@ class EncoderModule(L.LightningModule):
     def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
         """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
         another shape."""
-        saved, here = checkpoint.get("encoder_config"), asdict(self.encoder_config)
-        if saved is not None:
-            saved = saved_shape(saved)
-        if saved is not None and saved != here:
-            differ = "; ".join(f"{k}={saved.get(k)!r} there, {v!r} here" for k, v in here.items() if saved.get(k) != v)
+        saved = checkpoint.get("encoder_config")
+        if saved is not None and (differ := shape_differences(saved, self.encoder_config)):
             raise ValueError(
                 f"{where} holds an encoder of another shape ({differ}): "
                 "resume with the EncoderConfig it was trained with"
@@ -219,8 +213,16 @@ class EncoderModule(L.LightningModule):
 def saved_shape(saved: dict) -> dict:
     """A checkpoint's `encoder_config` with the fields it predates at their defaults (a checkpoint written
     before `positions` existed has learned positions), so that it compares equal to the encoder it built."""
-    fields = {f.name: f.default for f in dataclasses.fields(EncoderConfig)}
-    return {**{k: v for k, v in fields.items() if k not in saved}, **saved}
+    return {**{f.name: f.default for f in dataclasses.fields(EncoderConfig)}, **saved}
+
+
+def shape_differences(saved: dict, config: EncoderConfig, ignore: tuple[str, ...] = ()) -> str:
+    """'name=<saved> there, <config's> here; ...' for every field (but `ignore`) where a checkpoint's
+    `encoder_config` and `config` differ; '' when none does."""
+    saved = saved_shape(saved)
+    return "; ".join(
+        f"{k}={saved[k]!r} there, {v!r} here" for k, v in asdict(config).items() if k not in ignore and saved[k] != v
+    )
 
 
 def pretrain_flops(checkpoint: dict) -> int:
