@@ -48,7 +48,7 @@ def logged_keys(module, callbacks=()) -> set[str]:
             graded = objective(module.encoder, batch).graded()
         for prefix, metric in list(pending.items()):
             part = graded[prefix]
-            metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
+            metric.update(*part.grades())
             if len(part.target) or seed == PROBE_TRIES - 1:
                 keys |= {f"val/{prefix}{k}" for k in metric.compute()}
                 del pending[prefix]

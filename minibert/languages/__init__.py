@@ -3,5 +3,6 @@
 from minibert.languages.base import CLS_ID, MASK_ID, Language
 from minibert.languages.bracket_pairs import BracketPairs
 from minibert.languages.dyck import Dyck
+from minibert.languages.text import Text
 
-__all__ = ["CLS_ID", "MASK_ID", "BracketPairs", "Dyck", "Language"]
+__all__ = ["CLS_ID", "MASK_ID", "BracketPairs", "Dyck", "Language", "Text"]

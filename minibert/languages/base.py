@@ -48,6 +48,10 @@ class Language(ABC):
     #: the accuracy of a token guess that sees nothing but the position, where it is simple to state (None:
     #: left out; the exact ceiling says more)
     chance: float | None = None
+    #: whether `cavity` gives the exact oracle (real text has none: its cloze is read against references)
+    has_oracle: bool = True
+    #: whether `spoil` and `contains` define a grammaticality task
+    has_grammar: bool = True
 
     def __init__(self, tokens: Sequence[str], seq_len: int) -> None:
         self.vocab = SPECIALS + tuple(tokens)
@@ -80,6 +84,36 @@ class Language(ABC):
     @abstractmethod
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` sentences as token ids, (n, seq_len) int64, each starting with [CLS]."""
+
+    def draw(self, rng: np.random.Generator, n: int, split: str) -> np.ndarray:
+        """`sample` for the `split` ("train" or "val") an objective makes a batch of. A generated language
+        draws both from one distribution (the validation set has its own seed); a corpus keeps them apart."""
+        return self.sample(rng, n)
+
+    def provenance(self) -> dict:
+        """What a run records about where its sentences came from (summary.json's `language`): a corpus's hash
+        and source; nothing for a generated language, which its parameters define."""
+        return {}
+
+    def artifacts(self) -> dict[str, str]:
+        """File name -> content of what a run saves beside its config and in its checkpoints, for the runs that
+        start from its weights (a trained tokenizer); none by default."""
+        return {}
+
+    def adopt(self, artifacts: dict[str, str]) -> None:
+        """Take a pre-training run's `artifacts()` (a fine-tuning run reads its checkpoint's); nothing to take
+        by default."""
+        return None
+
+    def reference_names(self, causal: bool) -> tuple[str, ...]:
+        """The reference predictors a language without an exact oracle grades its cloze with (`references`),
+        those that read the left only for a `causal` encoder; none for a language with an oracle."""
+        return ()
+
+    def word_starts(self, ids: np.ndarray) -> np.ndarray:
+        """(B, T) -> (B, T) bool: the content positions that begin a word (whole-word masking picks words).
+        Every token is a word of its own unless a language says otherwise (text's WordPiece pieces)."""
+        return self.is_content(ids)
 
     @abstractmethod
     def is_opener(self, ids: np.ndarray) -> np.ndarray:

@@ -8,8 +8,10 @@ from minibert.objectives.next_token import NextTokenLM
 from minibert.objectives.nsp import NextSentence
 from minibert.objectives.probe import Probe
 from minibert.objectives.rtd import ReplacedTokenDetection
+from minibert.objectives.segments import SegmentPairs
 from minibert.objectives.span import SpanMaskedLM, SpanMasking
 from minibert.objectives.structure import StructuralProbe
+from minibert.objectives.whole_word import WholeWordMaskedLM, WholeWordMasking
 
 __all__ = [
     "Scoreboard",
@@ -22,7 +24,10 @@ __all__ = [
     "Probe",
     "ReplacedTokenDetection",
     "Scored",
+    "SegmentPairs",
     "SpanMaskedLM",
     "SpanMasking",
     "StructuralProbe",
+    "WholeWordMaskedLM",
+    "WholeWordMasking",
 ]

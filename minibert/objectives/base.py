@@ -54,6 +54,13 @@ class Scored(NamedTuple):
     # name -> (B,) float: per-example figures that are not accuracies (a structural probe's UUAS), each averaged
     # over the validation set and logged as `val/<name>`; NaN leaves an example out of that name's average
     values: Mapping[str, torch.Tensor] | None = None
+    # (N, R) float, if known: per question, the credit of each reference predictor its scoreboard names
+    # (`Scoreboard.references`: n-gram counts on real text, which has no exact oracle)
+    references: torch.Tensor | None = None
+
+    def grades(self) -> tuple:
+        """What `CategoryAccuracy.update` takes, in its order."""
+        return self.preds, self.target, self.categories, self.credit, self.bounds, self.references
 
     def graded(self) -> Mapping[str, Scored]:
         """What metrics read: the parts by prefix, or this one under the empty prefix."""
@@ -72,6 +79,8 @@ class Scoreboard(NamedTuple):
       (computed from the language: `Language.chance`); None where it does not.
     - `labels`: (category, family, label) for categories the reports do not know (a plug-in's own), e.g.
       ("rare", "frequency", "rare token"); known ones need none.
+    - `references`: names of the reference predictors graded on the same questions (`Scored.references`),
+      logged as `val/<prefix>reference/<name>/acc...`: the baseline where no exact ceiling exists.
     """
 
     categories: tuple[str, ...]
@@ -79,11 +88,13 @@ class Scoreboard(NamedTuple):
     measure: str = "accuracy"
     chance: float | None = None
     labels: tuple[tuple[str, str, str], ...] = ()
+    references: tuple[str, ...] = ()
 
     def describe(self) -> dict:
         """The board as summary.json holds it."""
         return {"measure": self.measure, "chance": self.chance, "categories": list(self.categories),
-                "input_categories": list(self.input_categories), "labels": [list(x) for x in self.labels]}  # fmt: skip
+                "input_categories": list(self.input_categories), "labels": [list(x) for x in self.labels],
+                **({"references": list(self.references)} if self.references else {})}  # fmt: skip
 
 
 class Objective(nn.Module, ABC):
@@ -116,7 +127,13 @@ class Objective(nn.Module, ABC):
         """Metric prefix -> its `Scoreboard`: one accuracy metric each, logged as `val/<prefix>acc_<category>`.
 
         One board with the empty prefix by default (`val/acc`, `val/acc_opener`, ...)."""
-        return {"": Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance)}
+        board = Scoreboard(tuple(self.categories), tuple(self.input_categories), self.measure, self.chance,
+                           references=self.reference_names())  # fmt: skip
+        return {"": board}
+
+    def reference_names(self) -> tuple[str, ...]:
+        """The reference predictors its validation batches grade (`Scored.references`; none by default)."""
+        return ()
 
     def value_names(self) -> tuple[str, ...]:
         """The names of the per-example figures its validation batches give in `Scored.values` (none by

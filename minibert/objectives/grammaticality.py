@@ -45,6 +45,11 @@ class Grammaticality(Objective):
     def __init__(self, language: Language | None = None) -> None:
         super().__init__()
         self.language = language or BracketPairs()
+        if not self.language.has_grammar:
+            raise ValueError(
+                f"{type(self).__name__}.language={self.language!r} is not allowed: it has no grammar to break "
+                "(no `spoil`); fine-tune on real text with minibert.objectives.SegmentPairs"
+            )
         # column c < 2 holds the examples of class c; then one column per way of spoiling
         self.categories = ("ungrammatical", "grammatical") + tuple(f"spoil_{k}" for k in self.language.spoilings)
         self.input_categories = self.categories  # the oracle scores 100% on every sentence: a bound on each
@@ -55,7 +60,7 @@ class Grammaticality(Objective):
         self.readout = -1 if config.causal else 0  # the row that has seen the whole sentence
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids = self.language.sample(rng, size)  # (B, T)
+        ids = self.language.draw(rng, size, split)  # (B, T)
         labels = rng.permutation(np.arange(size) % 2)  # exactly balanced (to within one)
         bad = np.flatnonzero(labels == UNGRAMMATICAL)
         corrupted = np.full(size, -1)  # for inspection and tests: the first spoiled position, -1 if none

@@ -62,12 +62,22 @@ class MaskedLM(Objective):
         self.causal = config.causal
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        batch = self.corrupt({"inputs": torch.from_numpy(self.language.sample(rng, size))}, rng, split)
-        if split == "val":  # the oracle's credit on each question and its category bounds, for val/ceiling/*
-            inputs, labels = batch["inputs"].numpy(), batch["labels"].numpy()
-            credit, bounds = mlm_grades(self.language, self.eval_masking, inputs, labels, self.causal, self.categories)
-            batch["credit"], batch["bounds"] = torch.from_numpy(credit), torch.from_numpy(bounds)
+        batch = self.corrupt({"inputs": torch.from_numpy(self.language.draw(rng, size, split))}, rng, split)
+        if split == "val":
+            batch |= self.grades(batch["inputs"].numpy(), batch["labels"].numpy())
         return batch
+
+    def grades(self, inputs: np.ndarray, labels: np.ndarray) -> Batch:
+        """What validation questions carry to be read against: the oracle's credit on each and its category
+        bounds (for val/ceiling/*), or on a language without an oracle, the references' credit (B, T, R)."""
+        if not self.language.has_oracle:
+            refs = self.language.references(self.eval_masking, inputs, labels, self.causal)
+            return {"references": torch.from_numpy(np.stack([refs[n] for n in self.reference_names()], axis=-1))}
+        credit, bounds = mlm_grades(self.language, self.eval_masking, inputs, labels, self.causal, self.categories)
+        return {"credit": torch.from_numpy(credit), "bounds": torch.from_numpy(bounds)}
+
+    def reference_names(self) -> tuple[str, ...]:
+        return () if self.language.has_oracle else self.language.reference_names(self.causal)
 
     def corrupt(self, batch: Batch, rng: np.random.Generator, split: Split) -> Batch:
         recipe = self.masking if split == "train" else self.eval_masking
@@ -87,7 +97,9 @@ class MaskedLM(Objective):
         loss = masked_mean_cross_entropy(logits, target, picked.sum())
         credit = batch["credit"][picked] if "credit" in batch else None
         bounds = batch["bounds"][picked] if "bounds" in batch else None
-        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit, bounds=bounds)
+        refs = batch["references"][picked] if "references" in batch else None
+        return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit, bounds=bounds,
+                      references=refs)  # fmt: skip
 
     def predict(self, encoder: Encoder, inputs: torch.Tensor) -> torch.Tensor:
         """Most likely token at every position, (B, T) -> (B, T)."""

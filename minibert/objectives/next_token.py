@@ -50,11 +50,17 @@ class NextTokenLM(Objective):
         self.head = nn.Linear(config.width, config.vocab_size)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids = self.language.sample(rng, size)  # (B, T)
+        ids = self.language.draw(rng, size, split)  # (B, T)
         batch = {"inputs": torch.from_numpy(ids[:, :-1].copy()), "labels": torch.from_numpy(ids[:, 1:].copy())}
-        if split == "val":
+        if split == "val" and self.language.has_oracle:
             batch["credit"] = torch.from_numpy(next_token_credit(self.language, ids))  # (B, T - 1)
+        elif split == "val":  # real text: the n-gram references' credit on each prediction, (B, T - 1, R)
+            refs = self.language.next_token_references(ids)
+            batch["references"] = torch.from_numpy(np.stack([refs[n] for n in self.reference_names()], axis=-1))
         return batch
+
+    def reference_names(self) -> tuple[str, ...]:
+        return () if self.language.has_oracle else self.language.reference_names(causal=True)
 
     def score(self, hidden: torch.Tensor, batch: Batch) -> Scored:
         logits = self.head(hidden).flatten(0, 1)  # (B * (T - 1), V): every position is graded
@@ -63,4 +69,6 @@ class NextTokenLM(Objective):
         credit = batch["credit"].flatten() if "credit" in batch else None
         columns = [classes[c](target) for c in self.categories]
         categories = torch.stack(columns, -1) if columns else target.new_zeros((len(target), 0), dtype=torch.bool)
-        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, categories, credit=credit)
+        refs = batch["references"].flatten(0, 1) if "references" in batch else None
+        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, categories, credit=credit,
+                      references=refs)  # fmt: skip

@@ -11,7 +11,11 @@ elsewhere in the corpus.
 [SEP] exists only for this objective: it takes the id after the language's vocabulary (18 for the seed's
 language), and `configure_encoder` widens the encoder by that token, to 3 + 4 * n_pairs positions and 2
 segments. The language's vocabulary and every other objective are unchanged. The corpus is made of the
-seed's kind of sentences (adjacent pairs), so the language must be a BracketPairs. Fine-tuning such an
+seed's kind of sentences (adjacent pairs), so the language must be a BracketPairs, or a corpus of real
+documents (minibert.languages.Text): there A and B are consecutive stretches of one document of the split
+(`Text.segment_pairs`), as long as fit the window (30 tokens each in 63), [SEP] is the tokenizer's own,
+and a negative's B is the second stretch of another example's document (by chance, rarely, the same
+document). Fine-tuning such an
 encoder on a plain sentence reads it as segment 0 (BERT's convention for single-sentence tasks); `[CLS] A`
 is exactly the start of the pair layout.
 
@@ -57,20 +61,28 @@ class NextSentence(Objective):
         super().__init__()
         check("NextSentence", "n_pairs", n_pairs, POSITIVE_INT)
         language = language or BracketPairs()
-        if not isinstance(language, BracketPairs):
+        self.real = hasattr(language, "segment_pairs")  # a corpus: real documents instead of MarkovDocuments
+        if not (self.real or isinstance(language, BracketPairs)):
             raise ValueError(
                 f"NextSentence.language={language!r} is not allowed: its document corpus (MarkovDocuments) "
-                "is made of adjacent bracket pairs, so it needs a BracketPairs language"
+                "is made of adjacent bracket pairs, so it needs a BracketPairs language (or a corpus such as Text)"
             )
         self.n_pairs, self.documents, self.language = n_pairs, documents, language
-        self.sep_id = language.vocab_size  # one past the language's vocabulary
+        # one past the language's vocabulary, unless the language has its own (text's tokenizer has [SEP])
+        self.sep_id = getattr(language, "sep_id", language.vocab_size)
+
+    @property
+    def segment_length(self) -> int:
+        """Tokens per segment: 2 * n_pairs in the bracket corpus; on text, the most that fit its window."""
+        return (self.language.seq_len - 3) // 2 if self.real else 2 * self.n_pairs
 
     @property
     def seq_len(self) -> int:
-        return 3 + 4 * self.n_pairs
+        return 3 + 2 * self.segment_length
 
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
-        config = sized_for(config, self.language, vocab_size=self.sep_id + 1, max_len=self.seq_len)
+        config = sized_for(config, self.language, vocab_size=max(self.sep_id + 1, self.language.vocab_size),
+                           max_len=self.seq_len)  # fmt: skip
         return replace(config, segments=max(config.segments, 2))
 
     def build(self, config: EncoderConfig) -> None:
@@ -81,7 +93,10 @@ class NextSentence(Objective):
             raise ValueError(
                 f"NextSentence needs batches of 2 or more (negatives come from another document), got {size}"
             )
-        docs = self.documents.sample(rng, size, n_segments=2, n_pairs=self.n_pairs, language=self.language)
+        if self.real:  # consecutive stretches of one document of the split
+            docs = self.language.segment_pairs(rng, size, split, self.segment_length)
+        else:
+            docs = self.documents.sample(rng, size, n_segments=2, n_pairs=self.n_pairs, language=self.language)
         is_next = rng.permutation(np.arange(size) % 2)  # exactly balanced (to within one)
         own = np.arange(size)
         b_from = np.where(is_next == IS_NEXT, own, (own + rng.integers(1, size, size=size)) % size)  # never own

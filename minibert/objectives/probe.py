@@ -82,11 +82,15 @@ class Probe(Grammaticality):
     def features(self, encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
         """(B, T) ids -> (B, concat * width) pooled features."""
         states = encoder(ids, self.segments(ids), all_layers=True)[self.top - self.concat + 1 : self.top + 1]
-        rows = torch.cat(states, dim=-1)  # (B, T, concat * width)
-        if self.pooling == "cls":
-            return rows[:, 0]
-        if self.pooling == "last":
-            return rows[:, -1]
-        if self.pooling == "mean":
-            return rows.mean(dim=1)
-        return rows.amax(dim=1)
+        return pool(torch.cat(states, dim=-1), self.pooling)  # (B, T, concat * width) -> (B, concat * width)
+
+
+def pool(rows: torch.Tensor, pooling: str) -> torch.Tensor:
+    """(B, T, C) -> (B, C): row 0 (`cls`), the last row (`last`), or the `mean` or `max` over the rows."""
+    if pooling == "cls":
+        return rows[:, 0]
+    if pooling == "last":
+        return rows[:, -1]
+    if pooling == "mean":
+        return rows.mean(dim=1)
+    return rows.amax(dim=1)

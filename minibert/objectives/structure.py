@@ -159,6 +159,11 @@ class StructuralProbe(Objective):
         check("StructuralProbe", "rank", rank, POSITIVE_INT)
         check("StructuralProbe", "control_seed", control_seed, NONNEGATIVE_INT)
         self.language = language or Dyck()
+        if not {"opener", "closer"} <= set(self.language.shared_categories):
+            raise ValueError(
+                f"StructuralProbe.language={self.language!r} is not allowed: its gold trees are bracket trees, so "
+                "it needs a bracket language (Dyck); real text has no gold parse here"
+            )
         self.rank, self.control_seed = rank, control_seed
         # per token id, the control behaviour: 1 attaches to the left neighbour, 0 to [CLS]
         self.behaviour = np.random.default_rng([control_seed]).integers(0, 2, size=self.language.vocab_size)
@@ -187,7 +192,7 @@ class StructuralProbe(Objective):
         self.segmented = config.segments > 0
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids = self.language.sample(rng, size)
+        ids = self.language.draw(rng, size, split)
         gold = bracket_tree(self.language, ids)
         control = control_tree(self.behaviour, ids)
         (dist, depth), (cdist, cdepth) = tree_distances(gold), tree_distances(control)

@@ -1,5 +1,6 @@
 """RunSummary: validate at the last step and write `summary.json` next to the run's saved config;
-SaveAndLogConfig: save that config in the run's own folder and give it to every logger as hyperparameters."""
+SaveAndLogConfig: save that config (and what the language made, such as a trained tokenizer) in the run's own
+folder and give it to every logger as hyperparameters."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import lightning as L
 import torch
 from lightning.pytorch.cli import SaveConfigCallback
 
-from minibert.atomic_writes import write_json
+from minibert.atomic_writes import write_atomic, write_json
 from minibert.nested import find
 from minibert.training.code_version import code_version
 from minibert.training.loggers import run_log_dir
@@ -25,7 +26,9 @@ class RunSummary(L.Callback):
     (`flops`, `flops_per_step`, `tokens`, summed over DDP ranks, and `pretrain_flops`, the pre-training
     FLOPs in the final encoder: minibert.flops has the conventions), `code`, the code that
     made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag),
-    and `scoreboards`, what each accuracy metric means (minibert.objectives.Scoreboard: the reports read it).
+    `scoreboards`, what each accuracy metric means (minibert.objectives.Scoreboard: the reports read it), and
+    for a language made from a corpus, `language`: the corpus's source, content hash and Python version, and
+    the tokenizer's hash (`Language.provenance`).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -54,8 +57,10 @@ class RunSummary(L.Callback):
         boards = {prefix: board.describe() for prefix, board in getattr(pl_module, "scoreboards", {}).items()}
         if compute:
             out.update(compute, flops_per_step=compute["flops"] / max(1, trainer.global_step))
+        language = getattr(getattr(pl_module, "objective", None), "language", None)
+        source = {"language": provenance} if language is not None and (provenance := language.provenance()) else {}
         return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code,
-                "scoreboards": boards}  # fmt: skip
+                "scoreboards": boards, **source}  # fmt: skip
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
@@ -143,6 +148,9 @@ class SaveAndLogConfig(SaveConfigCallback):
             os.makedirs(log_dir, exist_ok=True)
             path = os.path.join(log_dir, self.config_filename)
             self.parser.save(self.config, path, skip_none=False, overwrite=self.overwrite, multifile=self.multifile)
+            language = getattr(getattr(pl_module, "objective", None), "language", None)
+            for name, content in (language.artifacts() if language is not None else {}).items():
+                write_atomic(Path(log_dir) / name, content)  # a trained tokenizer, beside the config it came from
             params = hyperparameters(self.config.as_dict())
             for logger in trainer.loggers:
                 logger.log_hyperparams(params)

@@ -87,6 +87,9 @@ class FinetuneModule(EncoderModule):
             encoder = pretrained
         objective = objective or (Probe() if regime == "probe" else Grammaticality())
         if checkpoint is not None:
+            # the ids the encoder was trained on: a language that made its vocabulary (text) takes the checkpoint's
+            if (artifacts := checkpoint.get("language_artifacts")) and getattr(objective, "language", None) is not None:
+                objective.language.adopt(artifacts)
             _check_language_fits(encoder, objective, encoder_ckpt)
         super().__init__(objective, encoder, lr, weight_decay, warmup_steps, init_seed)
         if mode.load_encoder:

@@ -84,7 +84,7 @@ def grade(module: L.LightningModule, language, size: int, batch_size: int, seed:
                 part = {k: v[start : start + batch_size].to(module.device) for k, v in batch.items()}
                 out = objective(module.encoder, part)
                 for prefix, scored in out.graded().items():
-                    metrics[prefix].update(scored.preds, scored.target, scored.categories, scored.credit, scored.bounds)
+                    metrics[prefix].update(*scored.grades())
                 n = max(len(out.target), 1)
                 loss_sum, graded = loss_sum + float(out.loss) * n, graded + n
     finally:

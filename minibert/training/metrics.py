@@ -50,7 +50,9 @@ class CategoryAccuracy(Metric):
     is_differentiable = False
     full_state_update = False
 
-    def __init__(self, categories: Sequence[str], input_categories: Sequence[str] = (), **kwargs) -> None:
+    def __init__(
+        self, categories: Sequence[str], input_categories: Sequence[str] = (), references: Sequence[str] = (), **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         categories = tuple(categories)
         if len(set(categories)) != len(categories) or not all(isinstance(c, str) and c for c in categories):
@@ -67,6 +69,11 @@ class CategoryAccuracy(Metric):
         # per category, the summed credit of its own best predictor (Scored.bounds); NaN where not known
         self.add_state("bound", torch.zeros(len(categories), dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("bounded", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")  # predictions with bounds
+        # per reference predictor (Scored.references) and category, its summed credit
+        self.references = tuple(references)
+        self.add_state("reference", torch.zeros(len(self.references), len(categories) + 1, dtype=torch.float64),
+                       dist_reduce_fx="sum")  # fmt: skip
+        self.add_state("referenced", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")
 
     def update(
         self,
@@ -75,14 +82,16 @@ class CategoryAccuracy(Metric):
         categories: torch.Tensor,
         credit: torch.Tensor | None = None,
         bounds: torch.Tensor | None = None,
+        references: torch.Tensor | None = None,
     ) -> None:
         """preds, target: (N,) class ids of the graded positions; categories: (N, C) bool; credit: (N,) float
-        in [0, 1], the oracle's score on each, if known; bounds: (N, C), see `Scored.bounds`."""
+        in [0, 1], the oracle's score on each, if known; bounds: (N, C), see `Scored.bounds`; references:
+        (N, R), each reference predictor's credit (`Scored.references`)."""
         if categories.shape != (*target.shape, len(self.categories)):
             raise ValueError(
                 f"categories has shape {tuple(categories.shape)}, expected {(*target.shape, len(self.categories))}"
             )
-        member = torch.cat([torch.ones_like(categories[..., :1]), categories], dim=-1).long()  # (N, 1 + C)
+        member = torch.cat([categories.new_ones((len(categories), 1)), categories], dim=-1).long()  # (N, 1 + C)
         hit = (preds == target).long().unsqueeze(-1)  # (N, 1)
         self.correct += (member * hit).sum(0)
         self.total += member.sum(0)
@@ -93,12 +102,18 @@ class CategoryAccuracy(Metric):
             # a category whose bound is not known is NaN in every row, so its sum stays NaN: unknown stays unknown
             self.bound += (categories.double() * bounds.double()).sum(0)
             self.bounded += len(target)
+        if references is not None and self.references:
+            self.reference += references.double().T @ member.double()  # (R, 1 + C)
+            self.referenced += len(target)
 
     def compute(self) -> dict[str, torch.Tensor]:
         acc = self.correct.double() / self.total.double()  # 0/0 -> NaN for an empty category
         names = ("",) + tuple(f"_{c}" for c in self.categories)
         out = {f"acc{n}": a.float() for n, a in zip(names, acc)}
         out.update({f"n{n}": t.float() for n, t in zip(names, self.total)})
+        if self.references and self.referenced == self.total[0] > 0:
+            for name, credit in zip(self.references, self.reference / self.total.double()):
+                out.update({f"reference/{name}/acc{n}": c.float() for n, c in zip(names, credit)})
         if not (self.credited > 0 and self.credited == self.total[0]):
             return out
         oracle = self.ceiling / self.total.double()  # the Bayes predictor's accuracy on each category

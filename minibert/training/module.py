@@ -84,7 +84,9 @@ class EncoderModule(L.LightningModule):
         self._counter = FlopCounter(self)
         self.scoreboards = boards = objective.boards()
         self.metric_prefixes = tuple(boards)
-        self.val_metrics = nn.ModuleList(CategoryAccuracy(b.categories, b.input_categories) for b in boards.values())
+        self.val_metrics = nn.ModuleList(
+            CategoryAccuracy(b.categories, b.input_categories, b.references) for b in boards.values()
+        )
         self.val_values = MeanValues(objective.value_names())  # figures that are not accuracies (Scored.values)
         self._last_finite_loss = math.nan
 
@@ -148,7 +150,7 @@ class EncoderModule(L.LightningModule):
         graded = out.graded()
         for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
             part = graded[prefix]
-            metric.update(part.preds, part.target, part.categories, part.credit, part.bounds)
+            metric.update(*part.grades())
         if out.values is not None:
             self.val_values.update(out.values)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
@@ -193,6 +195,9 @@ class EncoderModule(L.LightningModule):
         checkpoint["encoder_config"] = asdict(self.encoder_config)
         # what training has spent so far: restored on resume, and read by whatever starts from these weights
         checkpoint["compute"] = {**self.spent, "pretrain_flops": self.encoder_flops(self.spent["flops"])}
+        # what the encoder's ids mean where the language made it here (a trained tokenizer), for fine-tuning
+        if artifacts := self.objective.language.artifacts():
+            checkpoint["language_artifacts"] = artifacts
 
     def check_checkpoint(self, checkpoint: dict, where: str = "ckpt_path") -> None:
         """Raise ValueError, naming `where` it came from and the fields, if `checkpoint` holds an encoder of
