@@ -52,7 +52,7 @@ FINETUNE = {
     "next_token-full": "next-token LM, full",
     "no_pretrain": "no pre-training",
 }
-MAJORITY = 0.5  # segment order is balanced by construction
+MAJORITY = 0.5  # the next-segment task is balanced by construction
 # Dyck's verdicts (results/dyck.md, the precise grid at Dyck's recipe): (what, cell a, cell b, Dyck's verdict)
 DYCK = [
     ("cloze: MLM vs span masking", "pretrain/mlm", "pretrain/span", "MLM better by 22.1 points of gap (21.1 to 23.1)"),
@@ -116,9 +116,9 @@ def figure_png(g: Text, out: Path) -> str:
     right.axvline(100 * MAJORITY, color="black", linestyle="--", linewidth=1, label="majority class (50%)")
     right.set_yticks(range(len(cells)), [FINETUNE[c] for c in cells], fontsize=8)
     right.invert_yaxis()
-    right.set_xlabel("segment-order accuracy (points)")
+    right.set_xlabel("next-segment accuracy (points)")
     right.set_xlim(40, max(70, max(m + e for m, e in zip(means, err[1])) + 2))
-    right.set_title("fine-tuning: are two stretches of one document in order?")
+    right.set_title("fine-tuning: does the second stretch continue the first?")
     right.legend(fontsize=8)
     right.grid(alpha=0.3, axis="x")
     fig.tight_layout()
@@ -162,9 +162,10 @@ def page(g: Text, out: Path) -> list[str]:
         "(`minibert/text/ngrams.py`: Witten-Bell interpolated, answering by the Bayes rule under BERT's "
         f"corruption). The strongest is the left+right trigram, at {pct(trigram)} on MLM's questions. Windows are "
         "31 tokens after [CLS], packed across documents; validation windows are 2,000 distinct stretches of the "
-        "validation modules. Pre-training: `configs/recipes/text-pretrain.yaml` (64 wide, 2 layers, rotary, 700 "
-        "steps at peak lr 6e-3); fine-tuning: segment order (ALBERT's sentence order with 14-token stretches), "
-        "200 steps, majority class 50%.",
+        "validation modules. Pre-training: `configs/recipes/text-pretrain.yaml` (64 wide, 2 layers, pre-norm, "
+        "rotary, 900 steps of 64 windows at peak lr 6e-3); fine-tuning: next segment (is the second 14-token "
+        "stretch the first's continuation, or another document's?), `configs/recipes/text-finetune.yaml`, 300 "
+        "steps at lr 3e-3, 2,000 validation pairs, majority class 50%.",
         "",
         f"![cloze accuracy against the references, and fine-tuning]({out.name}/{figure_png(g, out)})",
         "",
@@ -194,7 +195,7 @@ def page(g: Text, out: Path) -> list[str]:
         f"{nt_cols[0]}, minus the left bigram {nt_cols[1]} (the references of that question). ELECTRA's "
         f"discriminator spots replaced tokens at {pct(g.acc('pretrain/electra'))}.",
         "",
-        "## Fine-tuning: segment order (majority class 50%)",
+        "## Fine-tuning: next segment (majority class 50%)",
         "",
         "| encoder | val/acc | minus no pre-training | minus majority |",
         "|---|---|---|---|",
@@ -213,7 +214,7 @@ def claims(g: Text) -> list[str]:
         diff, above = g.over("pretrain/mlm", "val/", ref)
         seeds = len(g.by_seed(cell("pretrain/mlm"), "val/acc"))
         out.append(f"- MLM beats the {REFERENCES[ref]} reference: {pct(diff, True)} ({verdict(diff)}; above it on "
-                   f"{'every one' if above else 'not every one'} of {seeds} seeds).")  # fmt: skip
+                   f"{'every one' if above else 'not every one'} of the {seeds} seeds).")  # fmt: skip
     out += ["", "Does Dyck's ranking hold on text? Row by row (text: a minus b, paired by seed):", "",
             "| comparison | Dyck (results/dyck.md) | text | on text |", "|---|---|---|---|"]  # fmt: skip
     for what, a, b, dyck in DYCK:

@@ -1,4 +1,4 @@
-"""The structural-probe and length pages are what their committed grids say: rebuilt from the committed
+"""The structural-probe, length and real-text pages are what their committed grids say: rebuilt from the committed
 `ablation.csv` alone, they come out as committed (above the notes), and the claims read the intervals."""
 
 import shutil
@@ -7,19 +7,20 @@ from pathlib import Path
 import pytest
 
 from minibert.ablation.intervals import Interval
-from scripts import length, structure
+from scripts import length, structure, text
 from scripts.bert_tables import NOTES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("script", [structure, length], ids=["structure", "length"])
+@pytest.mark.parametrize("script", [structure, length, text], ids=["structure", "length", "text"])
 def test_a_page_rebuilt_from_the_committed_csv_is_the_committed_page(script, tmp_path):
     name = script.__name__.rsplit(".", 1)[-1]
     out = tmp_path / name
     out.mkdir()
-    for f in ("ablation.csv", "ablation.md"):
-        shutil.copy(ROOT / "results" / name / f, out / f)
+    for f in ("ablation.csv", "ablation.md", "corpus.json"):  # corpus.json: the text grid's corpus record
+        if (ROOT / "results" / name / f).is_file():
+            shutil.copy(ROOT / "results" / name / f, out / f)
     assert script.main(["--out", str(out)]) == 0
     rebuilt = (tmp_path / f"{name}.md").read_text().split(NOTES)[0]
     committed = (ROOT / "results" / f"{name}.md").read_text().split(NOTES)[0]
