@@ -80,9 +80,7 @@ class Text(Language):
                 f"the corpus's training split has {len(train)} tokens, too few for one window of Text.length="
                 f"{self.length}: give it more text or lower length"
             )
-        from minibert.text import ngrams  # here: it grades with minibert.masking, which imports this package
-
-        self.counts = ngrams.NGramCounts(train, V, wordpiece.FIRST_PIECE)
+        self.counts = data.counts
         order = np.argsort(-self.counts.unigram[wordpiece.FIRST_PIECE :], kind="stable") + wordpiece.FIRST_PIECE
         before = np.cumsum(self.counts.unigram[order]) - self.counts.unigram[order]  # tokens of commoner types
         total = self.counts.unigram[wordpiece.FIRST_PIECE :].sum()
@@ -116,7 +114,7 @@ class Text(Language):
     # --- what a run records and carries over to fine-tuning ----------------------------------------------
 
     def provenance(self) -> dict:
-        """The corpus and vocabulary a run trained on (summary.json's `text`)."""
+        """The corpus and vocabulary a run trained on (summary.json's `language`)."""
         return {**self.data.corpus, "tokenizer_sha256": self.data.tokenizer_sha256, "vocab_size": len(self.vocab),
                 "tokens": {s: int(len(v)) for s, v in self.data.streams.items()}}  # fmt: skip
 
@@ -225,5 +223,5 @@ class Text(Language):
 
     def encode(self, text: str) -> np.ndarray:
         """Plain text to ids, after a [CLS]: `"Return the tokenizers"` -> [CLS] return the token ##ize ##r ##s."""
-        ids = wordpiece.encode(wordpiece.load(self.data.tokenizer_json), [text])[0]
+        ids = wordpiece.encode(self.data.tokenizer, [text])[0]
         return np.concatenate([[CLS_ID], ids]).astype(np.int64)

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,18 @@ class Prepared:
 
     @property
     def tokenizer_sha256(self) -> str:
-        return hashlib.sha256(self.tokenizer_json.encode()).hexdigest()
+        return _digest(self.tokenizer_json)
+
+    @cached_property
+    def tokenizer(self):
+        return wordpiece.load(self.tokenizer_json)
+
+    @cached_property
+    def counts(self):
+        """The training stream's n-gram counts (minibert.text.ngrams), made once however many languages use them."""
+        from minibert.text import ngrams  # here: it grades with minibert.masking, which imports the languages
+
+        return ngrams.NGramCounts(self.streams["train"], len(self.vocab), wordpiece.FIRST_PIECE)
 
 
 def prepare(corpus: str | None, val_share: float, vocab_size: int, tokenizer_json: str | None = None) -> Prepared:
@@ -97,13 +109,16 @@ def _tokenized(corpus: Corpus, vocab_size: int, tokenizer_json: str | None) -> P
         write_atomic(folder / "tokenizer.json", tokenizer.to_str())  # last: its presence says the rest is there
     text = (folder / "tokenizer.json").read_text()
     load = {side: {w: np.load(folder / f"{side}_{w}.npy") for w in ("stream", "docs")} for side in ("train", "val")}
-    return Prepared(
+    tokenizer = wordpiece.load(text)
+    made = Prepared(
         corpus=corpus.describe(),
         tokenizer_json=text,
-        vocab=wordpiece.vocabulary(wordpiece.load(text)),
+        vocab=wordpiece.vocabulary(tokenizer),
         streams={side: load[side]["stream"] for side in load},
         documents={side: load[side]["docs"] for side in load},
     )
+    made.tokenizer = tokenizer  # the cached property, already at hand
+    return made
 
 
 def _stream(tokenizer, documents: list[Document]) -> tuple[np.ndarray, np.ndarray]:
