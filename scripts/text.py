@@ -210,36 +210,69 @@ def page(g: Text, out: Path) -> list[str]:
         acc = g.acc(f"finetune/{c}")
         base = "—" if c == "no_pretrain" else pct(g.paired(f"finetune/{c}", "finetune/no_pretrain"), True)
         lines.append(f"| {label} | {pct(acc)} | {base} | {100 * (acc.mean - MAJORITY):+.1f} |")
-    lines += ["", "## Claims", "", *claims(g), ""]
+    lines += ["", "## Claims", "", *claims(g, out), "", *sized(out)]
     return lines
 
 
-def claims(g: Text) -> list[str]:
-    out = []
+def comparisons(out: Path) -> list[dict]:
+    """What `scripts/compare.py` wrote beside the grid (`<out>/comparisons/*.json`), by file name."""
+    return [json.loads(path.read_text()) for path in sorted((out / "comparisons").glob("*.json"))]
+
+
+def sized(out: Path) -> list[str]:
+    """The comparisons `scripts/compare.py` sized by power."""
+    found = comparisons(out)
+    if not found:
+        return []
+    lines = ["## Comparisons sized by power", "",
+             "Each row is one `scripts/compare.py` run (its command and time are in `comparisons/<name>.md`): "
+             "Stein's two-stage procedure, whose pilot's spread sets the seeds for the target 95% half-width.", "",
+             "| A | B | metric | A minus B | target | seeds | P(A better) | detectable | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for c in found:
+        for p in c["pairs"]:
+            iv = Interval(p["mean"], p["lo"], p["hi"], len(p["diffs"]), p["df"])
+            a, b = (x.removeprefix("text/") for x in (p["a"], p["b"]))
+            lines.append(f"| {a} | {b} | `{c['metric']}` | {pct(iv, True)} | ±{100 * c['half_width']:g} "
+                         f"(pilot {c['pilot']}) | {len(p['diffs'])} | {p['p_a_better']:.2f} | "
+                         f"{100 * p['detectable']:.1f} | {p['verdict']} |")  # fmt: skip
+    return [*lines, ""]
+
+
+def claims(g: Text, out: Path) -> list[str]:
+    lines = []
     for ref in ("unigram", "left_bigram", "left_right_trigram"):
         diff, (above, seeds) = g.over("pretrain/mlm", "val/", ref)
-        out.append(f"- MLM beats the {REFERENCES[ref]} reference: {pct(diff, True)} ({verdict(diff)}; above it on "
-                   f"{above} of the {seeds} seeds).")  # fmt: skip
-    out += ["", "Does Dyck's ranking hold on text? Row by row (text: a minus b, paired by seed). The grid's seeds "
-            "are a pilot for Stein's procedure (`minibert.ablation.power`): the last columns give the smallest "
-            f"difference they detect four times in five, and the seeds a 95% half-width of {H_CLOZE:.0f} point "
-            f"(cloze) or {H_FINETUNE:.0f} points (fine-tuning) would need, at most {SEED_CAP} "
-            "(`scripts/compare.py` runs them).", "",
-            "| comparison | Dyck (results/dyck.md) | text | on text | detectable at these seeds | seeds for the target |",
-            "|---|---|---|---|---|---|"]  # fmt: skip
+        lines.append(f"- MLM beats the {REFERENCES[ref]} reference: {pct(diff, True)} ({verdict(diff)}; above it on "
+                     f"{above} of the {seeds} seeds).")  # fmt: skip
+    lines += ["", "Does Dyck's ranking hold on text? Row by row (text: a minus b, paired by seed). A row that "
+              "`scripts/compare.py` sized (next section) reads its comparison; the others read the grid's seeds, "
+              "which then serve as a pilot for Stein's procedure (`minibert.ablation.power`): the last columns give "
+              "the smallest difference those seeds detect four times in five, and the seeds a 95% half-width of "
+              f"{H_CLOZE:.0f} point (cloze) or {H_FINETUNE:.0f} points (fine-tuning) would need, at most {SEED_CAP}.",
+              "",
+              "| comparison | Dyck (results/dyck.md) | text | seeds | on text | detectable at these seeds | "
+              "seeds for the target |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    done = {(p["a"], p["b"]): (c, p) for c in comparisons(out) for p in c["pairs"] if c["metric"] == "val/acc"}
     for what, a, b, dyck in DYCK:
-        diff = g.paired(a, b)
-        target = (H_CLOZE if what.startswith("cloze") else H_FINETUNE) / 100
-        needed = seeds_needed(g.differences(a, b), target, SEED_CAP)
+        if (cell(a), cell(b)) in done:
+            c, p = done[(cell(a), cell(b))]
+            diff = Interval(p["mean"], p["lo"], p["hi"], len(p["diffs"]), p["df"])
+            more = f"sized by compare.py (±{100 * c['half_width']:g})"
+        else:
+            diff = g.paired(a, b)
+            target = (H_CLOZE if what.startswith("cloze") else H_FINETUNE) / 100
+            needed = seeds_needed(g.differences(a, b), target, SEED_CAP)
+            more = f"{needed}" if needed < SEED_CAP else f"{SEED_CAP} or more"
         word = "a better" if diff.lo > 0 else "b better" if diff.hi < 0 else "undecided"
         side = {"a better": what.split(": ")[1].split(" vs ")[0], "b better": what.split(" vs ")[1]}.get(word, word)
         text_word = f"{side} better" if word != "undecided" else "undecided"
-        more = f"{needed}" if needed < SEED_CAP else f"{SEED_CAP} or more"
-        out.append(f"| {what} | {dyck} | {pct(diff, True)} | {text_word} | {100 * detectable(diff):.1f} | {more} |")
+        lines.append(f"| {what} | {dyck} | {pct(diff, True)} | {diff.seeds} | {text_word} | "
+                     f"{100 * detectable(diff):.1f} | {more} |")  # fmt: skip
     ww = g.paired("pretrain/whole_word", "pretrain/mlm")
-    out += ["", f"- Whole-word masking's cloze on BERT's token-level questions minus MLM's: {pct(ww, True)} "
-            f"({verdict(ww)}). On Dyck every token is a word, so there it is token masking."]  # fmt: skip
-    return out
+    lines += ["", f"- Whole-word masking's cloze on BERT's token-level questions minus MLM's: {pct(ww, True)} "
+              f"({verdict(ww)}). On Dyck every token is a word, so there it is token masking."]  # fmt: skip
+    return lines
 
 
 def record(out: Path) -> None:

@@ -21,6 +21,8 @@ def test_a_page_rebuilt_from_the_committed_csv_is_the_committed_page(script, tmp
     for f in ("ablation.csv", "ablation.md", "corpus.json"):  # corpus.json: the text grid's corpus record
         if (ROOT / "results" / name / f).is_file():
             shutil.copy(ROOT / "results" / name / f, out / f)
+    if (ROOT / "results" / name / "comparisons").is_dir():  # compare.py's sized comparisons, read by the page
+        shutil.copytree(ROOT / "results" / name / "comparisons", out / "comparisons")
     assert script.main(["--out", str(out)]) == 0
     rebuilt = (tmp_path / f"{name}.md").read_text().split(NOTES)[0]
     committed = (ROOT / "results" / f"{name}.md").read_text().split(NOTES)[0]
