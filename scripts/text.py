@@ -25,6 +25,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from minibert.ablation import accuracies  # noqa: E402
 from minibert.ablation.intervals import Interval  # noqa: E402
 from minibert.ablation.power import detectable, seeds_needed  # noqa: E402
 from minibert.atomic_writes import write_atomic  # noqa: E402
@@ -219,6 +220,23 @@ def comparisons(out: Path) -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted((out / "comparisons").glob("*.json"))]
 
 
+def sized_pairs(out: Path) -> dict[tuple[str, str], tuple[Interval, float]]:
+    """(a, b) -> (a minus b on val/acc, the target half-width) for every pair compare.py sized, in both orders."""
+    pairs: dict[tuple[str, str], tuple[Interval, float]] = {}
+    for c in comparisons(out):
+        if c["metric"] != "val/acc":
+            continue
+        sign = -1.0 if c["lower_is_better"] else 1.0  # compare.py signs A - B so that > 0 means A is better
+        for p in c["pairs"]:
+            if (p["a"], p["b"]) in pairs:
+                raise SystemExit(f"error: {out / 'comparisons'} compares {p['a']} with {p['b']} twice: keep one")
+            n = len(p["diffs"])
+            lo, hi = sorted((sign * p["lo"], sign * p["hi"]))
+            pairs[(p["a"], p["b"])] = Interval(sign * p["mean"], lo, hi, n, p["df"]), c["half_width"]
+            pairs[(p["b"], p["a"])] = Interval(-sign * p["mean"], -hi, -lo, n, p["df"]), c["half_width"]
+    return pairs
+
+
 def sized(out: Path) -> list[str]:
     """The comparisons `scripts/compare.py` sized by power."""
     found = comparisons(out)
@@ -227,15 +245,17 @@ def sized(out: Path) -> list[str]:
     lines = ["## Comparisons sized by power", "",
              "Each row is one `scripts/compare.py` run (its command and time are in `comparisons/<name>.md`): "
              "Stein's two-stage procedure, whose pilot's spread sets the seeds for the target 95% half-width.", "",
-             "| A | B | metric | A minus B | target | seeds | P(A better) | detectable | verdict |",
+             "| A | B | metric | difference (> 0: A better) | target | seeds | P(A better) | detectable | verdict |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in found:
+        points = accuracies.parse(c["metric"]) is not None  # accuracies in points, other metrics as logged
+        scale, form = (100, "+.1f") if points else (1, "+.3g")
         for p in c["pairs"]:
-            iv = Interval(p["mean"], p["lo"], p["hi"], len(p["diffs"]), p["df"])
             a, b = (x.removeprefix("text/") for x in (p["a"], p["b"]))
-            lines.append(f"| {a} | {b} | `{c['metric']}` | {pct(iv, True)} | ±{100 * c['half_width']:g} "
+            diff = f"{scale * p['mean']:{form}} ({scale * p['lo']:{form}} to {scale * p['hi']:{form}})"
+            lines.append(f"| {a} | {b} | `{c['metric']}` | {diff} | ±{scale * c['half_width']:g} "
                          f"(pilot {c['pilot']}) | {len(p['diffs'])} | {p['p_a_better']:.2f} | "
-                         f"{100 * p['detectable']:.1f} | {p['verdict']} |")  # fmt: skip
+                         f"{scale * p['detectable']:.2g} | {p['verdict']} |")  # fmt: skip
     return [*lines, ""]
 
 
@@ -253,17 +273,17 @@ def claims(g: Text, out: Path) -> list[str]:
               "",
               "| comparison | Dyck (results/dyck.md) | text | seeds | on text | detectable at these seeds | "
               "seeds for the target |", "|---|---|---|---|---|---|---|"]  # fmt: skip
-    done = {(p["a"], p["b"]): (c, p) for c in comparisons(out) for p in c["pairs"] if c["metric"] == "val/acc"}
+    done = sized_pairs(out)
     for what, a, b, dyck in DYCK:
         if (cell(a), cell(b)) in done:
-            c, p = done[(cell(a), cell(b))]
-            diff = Interval(p["mean"], p["lo"], p["hi"], len(p["diffs"]), p["df"])
-            more = f"sized by compare.py (±{100 * c['half_width']:g})"
+            diff, h = done[(cell(a), cell(b))]
+            more = f"sized by compare.py (±{100 * h:g})"
         else:
             diff = g.paired(a, b)
             target = (H_CLOZE if what.startswith("cloze") else H_FINETUNE) / 100
-            needed = seeds_needed(g.differences(a, b), target, SEED_CAP)
-            more = f"{needed}" if needed < SEED_CAP else f"{SEED_CAP} or more"
+            diffs = g.differences(a, b)
+            needed = seeds_needed(diffs, target, SEED_CAP) if len(diffs) > 1 else None
+            more = "—" if needed is None else f"{needed}" if needed < SEED_CAP else f"{SEED_CAP} or more"
         word = "a better" if diff.lo > 0 else "b better" if diff.hi < 0 else "undecided"
         side = {"a better": what.split(": ")[1].split(" vs ")[0], "b better": what.split(" vs ")[1]}.get(word, word)
         text_word = f"{side} better" if word != "undecided" else "undecided"

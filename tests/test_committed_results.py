@@ -29,8 +29,8 @@ def read(path: Path) -> dict[tuple[str, str], dict[int, float]]:
 
 
 def test_every_committed_grid_is_found():
-    assert {g.relative_to(ROOT).as_posix() for g in GRIDS} >= {"results", "results/masking", "results/probes",
-                                                                "results/objectives", "results/dyck"}  # fmt: skip
+    found = {g.relative_to(ROOT).as_posix() for g in GRIDS}
+    assert found >= {"results", "results/masking", "results/probes", "results/objectives", "results/dyck", "results/text"}
 
 
 @pytest.mark.parametrize("grid", ORACLE_GRIDS, ids=lambda g: g.relative_to(ROOT).as_posix())
@@ -53,9 +53,12 @@ def test_no_model_beats_a_ceiling_beyond_the_reports_interval(grid):
 @pytest.mark.parametrize("grid", sorted(WITHOUT_ORACLE))
 def test_a_grid_without_an_oracle_names_references_and_no_ceiling(grid):
     metrics = {m for _, m in read(ROOT / grid / "ablation.csv")}
-    assert not [m for m in metrics if "/ceiling/" in m or "/gap/" in m]  # nothing may pose as a bound
+    assert not [m for m in metrics if any(f"/{role}/" in m for role in ("ceiling", "gap", "bayes"))]  # no oracle
     references = {m.split("/reference/")[1].split("/")[0] for m in metrics if "/reference/" in m}
     assert {"unigram", "left_bigram", "left_right_trigram"} <= references
+    for page in ("ablation.md", "dashboard.html"):  # every report of the grid says so, and names the strongest
+        text = (ROOT / grid / page).read_text()
+        assert "No exact ceiling exists" in text and "The strongest reference: left_right_trigram" in text
 
 
 @pytest.mark.parametrize("grid", GRIDS, ids=lambda g: g.relative_to(ROOT).as_posix())

@@ -16,7 +16,7 @@ import yaml
 
 from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
-from minibert.ablation.report import write_report
+from minibert.ablation.report import no_ceiling_note, write_report
 from minibert.ablation.results import Results
 from minibert.ablation.runner import Run
 from minibert.languages import BracketPairs, Dyck
@@ -310,3 +310,23 @@ def test_older_runs_are_described_from_their_saved_config_without_retraining(tmp
     new = json.loads((run_dir / "summary.json").read_text())
     assert new["scoreboards"][""]["measure"] == "cloze" and new["scoreboards"][""]["chance"] == 0.25
     assert {k: new[k] for k in old} == old  # every figure as it was
+
+
+def test_a_report_without_a_ceiling_says_so_and_names_the_strongest_reference():
+    def metrics(acc: float, **refs: float) -> dict[str, dict[int, float]]:
+        return {"val/acc": {0: acc, 1: acc + 0.01}, **{f"val/{r}/acc": {0: v, 1: v} for r, v in refs.items()}}
+
+    text = metrics(0.25, **{"reference/unigram": 0.13, "reference/left_right_trigram": 0.37})
+    generator = metrics(0.08, **{"generator/reference/left_bigram": 0.15, "generator/reference/unigram": 0.04})
+    oracle = {**metrics(0.8, **{"reference/unigram": 0.9}), "val/ceiling/acc": {0: 0.85, 1: 0.85}}
+    values = {("text", m): v for m, v in text.items()}
+    values |= {("rtd", m): v for m, v in generator.items()}
+    values |= {("dyck", m): v for m, v in oracle.items()}
+    values |= {("finetune", "val/acc"): {0: 0.6, 1: 0.6}}
+    experiments = [Experiment(n, "pretrain", ("c.yaml",)) for n in ("text", "rtd", "dyck", "finetune")]
+    note = no_ceiling_note(experiments, Results(values, []))
+    assert note.startswith("No exact ceiling exists")
+    assert "left_right_trigram, 37.0% on the questions of text;" in note  # the strongest, not the first
+    assert "generator/left_bigram, 15.0% on the questions of rtd." in note
+    assert "dyck" not in note and "finetune" not in note  # a ceiling, or no references: nothing to say
+    assert no_ceiling_note(experiments[2:], Results(values, [])) == ""

@@ -56,6 +56,36 @@ INTERVALS = (
 )
 
 
+_REFERENCE = re.compile(r"val/(?P<head>(?:[A-Za-z0-9_]+/)*?)reference/(?P<name>[A-Za-z0-9_]+)/acc")
+
+
+def no_ceiling_note(experiments: list[Experiment], results: Results) -> str:
+    """For experiments graded against references and no ceiling (a language without an exact oracle, such as
+    real text): say that no exact ceiling exists there, and which reference is strongest on their questions."""
+    strongest: dict[tuple[str, float], list[str]] = {}
+    for e in experiments:
+        metrics = results.metrics_of(e.name)
+        if any((key := accuracies.parse(m)) is not None and key.role == "ceiling" for m in metrics):
+            continue
+        refs = {}
+        for m in metrics:
+            values = [v for v in results.values[(e.name, m)].values() if not math.isnan(v)]
+            if (match := _REFERENCE.fullmatch(m)) and values:
+                refs[match["head"] + match["name"]] = statistics.fmean(values)
+        if refs:
+            best = max(refs, key=refs.__getitem__)
+            strongest.setdefault((best, 100 * refs[best]), []).append(e.name)
+    if not strongest:
+        return ""
+    which = "; ".join(f"{name}, {value:.1f}% on the questions of {', '.join(names)}"
+                      for (name, value), names in strongest.items())  # fmt: skip
+    return (
+        "No exact ceiling exists for these experiments' language: their accuracies are read against references "
+        "graded on the same questions (`val/reference/<name>/acc`), which a model may beat and which bound "
+        f"nothing. The strongest reference: {which}."
+    )
+
+
 def claim_by_seed(claim: Claim, results: Results) -> dict[int, bool]:
     """Whether the claim holds on each seed that has all the values it needs."""
     if claim.value is not None:
@@ -437,18 +467,20 @@ def write_report(
     tables += other_tables(experiments, results)
     title = grid_title(grid)
     source = f"Write-up figures: {grid.reference_source}" if grid.reference_source else ""
+    no_ceiling = no_ceiling_note(experiments, results)
 
     header = [*(h for h in header if not h.startswith(SEEDS_LINE)), seeds_line(results)]  # a rebuilt report's anew
     md = [f"# {title}", "", *[f"- {h}" for h in header], ""]
     if links:
         md += [_nav_markdown(links), ""]
     md += [x for x in (source, INTERVALS) if x] + [""]
+    md += [no_ceiling, ""] if no_ceiling else []
     md += [t.markdown() for t in tables]
     md += [f"![{f.name}]({f.name})\n\n{f.caption}\n" for f in figures]
     write_atomic(out / "ablation.md", "\n".join(md) + "\n")
     written.append(out / "ablation.md")
 
-    write_atomic(out / "dashboard.html", dashboard(title, header, links, source, tables, figures))
+    write_atomic(out / "dashboard.html", dashboard(title, header, links, source, tables, figures, no_ceiling))
     written.append(out / "dashboard.html")
     for href in links.values():  # a new grid's page: the pages it links to link back to it
         relink(out / Path(href).parent)
@@ -494,7 +526,13 @@ _STYLE = (
 
 
 def dashboard(
-    title: str, header: list[str], links: dict[str, str], source: str, tables: list[Table], figures: list[Figure]
+    title: str,
+    header: list[str],
+    links: dict[str, str],
+    source: str,
+    tables: list[Table],
+    figures: list[Figure],
+    no_ceiling: str = "",
 ) -> str:
     """One offline page: no script, no request beyond the file itself and the figures' PNGs beside it (written
     with it, so the folder is the dashboard)."""
@@ -512,7 +550,9 @@ def dashboard(
         + "".join(f"<li>{inline_markdown(h)}</li>" for h in header)
         + "</ul>"
         + (f"<p>{inline_markdown(source)}</p>" if source else "")
-        + f"<p>{inline_markdown(INTERVALS)}</p><h2>Tables</h2>"
+        + f"<p>{inline_markdown(INTERVALS)}</p>"
+        + (f"<p>{inline_markdown(no_ceiling)}</p>" if no_ceiling else "")
+        + "<h2>Tables</h2>"
         + "".join(t.html() for t in tables)
         + "<h2>Figures</h2>"
         + images
