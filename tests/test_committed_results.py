@@ -30,7 +30,14 @@ def read(path: Path) -> dict[tuple[str, str], dict[int, float]]:
 
 def test_every_committed_grid_is_found():
     found = {g.relative_to(ROOT).as_posix() for g in GRIDS}
-    assert found >= {"results", "results/masking", "results/probes", "results/objectives", "results/dyck", "results/text"}
+    assert found >= {
+        "results",
+        "results/masking",
+        "results/probes",
+        "results/objectives",
+        "results/dyck",
+        "results/text",
+    }
 
 
 @pytest.mark.parametrize("grid", ORACLE_GRIDS, ids=lambda g: g.relative_to(ROOT).as_posix())
