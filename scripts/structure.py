@@ -73,10 +73,14 @@ class Grid:
         by_seed = self.by_seed(experiment, metric)
         return paired_interval([by_seed[s] for s in sorted(by_seed)])
 
+    def differences(self, a: tuple[str, str], b: tuple[str, str]) -> list[float]:
+        """(experiment, metric) a minus b on each seed both have, in seed order."""
+        x, y = self.by_seed(*a), self.by_seed(*b)
+        return [x[s] - y[s] for s in sorted(set(x) & set(y))]
+
     def difference(self, a: tuple[str, str], b: tuple[str, str]) -> Interval:
         """(experiment, metric) a minus b, paired by seed, with its 95% t-interval."""
-        x, y = self.by_seed(*a), self.by_seed(*b)
-        return paired_interval([x[s] - y[s] for s in sorted(set(x) & set(y))])
+        return paired_interval(self.differences(a, b))
 
     def figure(self, cell: str, kind: str, layer: int, figure: str) -> Interval:
         return self.mean(f"structure/probe/{cell}", f"val/{kind}/layer{layer}/{figure}")

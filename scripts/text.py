@@ -92,10 +92,6 @@ class Text(Grid):
     def paired(self, a: str, b: str) -> Interval:
         return self.difference((cell(a), "val/acc"), (cell(b), "val/acc"))
 
-    def differences(self, a: str, b: str) -> list[float]:
-        x, y = self.by_seed(cell(a), "val/acc"), self.by_seed(cell(b), "val/acc")
-        return [x[s] - y[s] for s in sorted(set(x) & set(y))]
-
 
 def figure_png(g: Text, out: Path) -> str:
     fig, (left, right) = plt.subplots(1, 2, figsize=(15, 4.8))
@@ -211,7 +207,8 @@ def page(g: Text, out: Path) -> list[str]:
         acc = g.acc(f"finetune/{c}")
         base = "—" if c == "no_pretrain" else pct(g.paired(f"finetune/{c}", "finetune/no_pretrain"), True)
         lines.append(f"| {label} | {pct(acc)} | {base} | {100 * (acc.mean - MAJORITY):+.1f} |")
-    lines += ["", "## Claims", "", *claims(g, out), "", *sized(out)]
+    found = comparisons(out)
+    lines += ["", "## Claims", "", *claims(g, sized_pairs(found, out)), "", *sized(found)]
     return lines
 
 
@@ -220,10 +217,10 @@ def comparisons(out: Path) -> list[dict]:
     return [json.loads(path.read_text()) for path in sorted((out / "comparisons").glob("*.json"))]
 
 
-def sized_pairs(out: Path) -> dict[tuple[str, str], tuple[Interval, float]]:
+def sized_pairs(found: list[dict], out: Path) -> dict[tuple[str, str], tuple[Interval, float]]:
     """(a, b) -> (a minus b on val/acc, the target half-width) for every pair compare.py sized, in both orders."""
     pairs: dict[tuple[str, str], tuple[Interval, float]] = {}
-    for c in comparisons(out):
+    for c in found:
         if c["metric"] != "val/acc":
             continue
         sign = -1.0 if c["lower_is_better"] else 1.0  # compare.py signs A - B so that > 0 means A is better
@@ -237,9 +234,8 @@ def sized_pairs(out: Path) -> dict[tuple[str, str], tuple[Interval, float]]:
     return pairs
 
 
-def sized(out: Path) -> list[str]:
+def sized(found: list[dict]) -> list[str]:
     """The comparisons `scripts/compare.py` sized by power."""
-    found = comparisons(out)
     if not found:
         return []
     lines = ["## Comparisons sized by power", "",
@@ -259,7 +255,7 @@ def sized(out: Path) -> list[str]:
     return [*lines, ""]
 
 
-def claims(g: Text, out: Path) -> list[str]:
+def claims(g: Text, done: dict[tuple[str, str], tuple[Interval, float]]) -> list[str]:
     lines = []
     for ref in ("unigram", "left_bigram", "left_right_trigram"):
         diff, (above, seeds) = g.over("pretrain/mlm", "val/", ref)
@@ -273,7 +269,6 @@ def claims(g: Text, out: Path) -> list[str]:
               "",
               "| comparison | Dyck (results/dyck.md) | text | seeds | on text | detectable at these seeds | "
               "seeds for the target |", "|---|---|---|---|---|---|---|"]  # fmt: skip
-    done = sized_pairs(out)
     for what, a, b, dyck in DYCK:
         if (cell(a), cell(b)) in done:
             diff, h = done[(cell(a), cell(b))]
@@ -281,7 +276,7 @@ def claims(g: Text, out: Path) -> list[str]:
         else:
             diff = g.paired(a, b)
             target = (H_CLOZE if what.startswith("cloze") else H_FINETUNE) / 100
-            diffs = g.differences(a, b)
+            diffs = g.differences((cell(a), "val/acc"), (cell(b), "val/acc"))
             needed = seeds_needed(diffs, target, SEED_CAP) if len(diffs) > 1 else None
             more = "—" if needed is None else f"{needed}" if needed < SEED_CAP else f"{SEED_CAP} or more"
         word = "a better" if diff.lo > 0 else "b better" if diff.hi < 0 else "undecided"

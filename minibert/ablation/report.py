@@ -475,12 +475,13 @@ def write_report(
         md += [_nav_markdown(links), ""]
     md += [x for x in (source, INTERVALS) if x] + [""]
     md += [no_ceiling, ""] if no_ceiling else []
+    paragraphs = [x for x in (source, INTERVALS, no_ceiling) if x]
     md += [t.markdown() for t in tables]
     md += [f"![{f.name}]({f.name})\n\n{f.caption}\n" for f in figures]
     write_atomic(out / "ablation.md", "\n".join(md) + "\n")
     written.append(out / "ablation.md")
 
-    write_atomic(out / "dashboard.html", dashboard(title, header, links, source, tables, figures, no_ceiling))
+    write_atomic(out / "dashboard.html", dashboard(title, header, links, paragraphs, tables, figures))
     written.append(out / "dashboard.html")
     for href in links.values():  # a new grid's page: the pages it links to link back to it
         relink(out / Path(href).parent)
@@ -529,10 +530,9 @@ def dashboard(
     title: str,
     header: list[str],
     links: dict[str, str],
-    source: str,
+    paragraphs: list[str],
     tables: list[Table],
     figures: list[Figure],
-    no_ceiling: str = "",
 ) -> str:
     """One offline page: no script, no request beyond the file itself and the figures' PNGs beside it (written
     with it, so the folder is the dashboard)."""
@@ -549,9 +549,7 @@ def dashboard(
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{nav}<ul>"
         + "".join(f"<li>{inline_markdown(h)}</li>" for h in header)
         + "</ul>"
-        + (f"<p>{inline_markdown(source)}</p>" if source else "")
-        + f"<p>{inline_markdown(INTERVALS)}</p>"
-        + (f"<p>{inline_markdown(no_ceiling)}</p>" if no_ceiling else "")
+        + "".join(f"<p>{inline_markdown(p)}</p>" for p in paragraphs)
         + "<h2>Tables</h2>"
         + "".join(t.html() for t in tables)
         + "<h2>Figures</h2>"
