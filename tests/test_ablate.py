@@ -369,3 +369,41 @@ def test_report_only_keeps_the_header_of_the_run_that_trained(tmp_path, scripts)
         "wall time of this invocation: 217.4 s (36 runs trained)",
     ]
     assert scripts("ablate").trained_header(tmp_path / "nothing") == []
+
+
+COUNTED = """\
+import os
+
+from minibert.objectives import MaskedLM
+
+BUILT = []  # module-level state: grows with every objective this process builds
+
+
+class Counted(MaskedLM):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        BUILT.append(None)
+        with open(os.environ["COUNTED_LOG"], "a") as f:
+            f.write(f"{os.getpid()} {len(BUILT)}\\n")
+"""
+
+
+def test_each_run_starts_with_fresh_plugin_module_state(tmp_path, monkeypatch):
+    """One worker, three runs: a plug-in's module-level state never carries from one run into the next."""
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "counted.py").write_text(COUNTED)
+    monkeypatch.setenv("COUNTED_LOG", str(tmp_path / "built.txt"))
+    counted = {**TINY, "model.init_args.objective.class_path": "counted.Counted"}
+    grid = {"experiments": [{"name": "pretrain/counted", "job_type": "pretrain",
+                             "configs": ["configs/pretrain.yaml"], "overrides": counted}]}  # fmt: skip
+    (tmp_path / "grid.yaml").write_text(yaml.safe_dump(grid))
+    done = ablate("--grid", str(tmp_path / "grid.yaml"), "--out", str(tmp_path / "out"), "--seeds", "3",
+                  "--workers", "1", "--plugins", str(tmp_path / "plugins"))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    built: dict[int, list[int]] = {}
+    for line in (tmp_path / "built.txt").read_text().split("\n")[:-1]:
+        pid, count = map(int, line.split())
+        if pid != os.getpid():  # the runner's own checks before training
+            built.setdefault(pid, []).append(count)
+    assert len(built) >= 3, built  # a process per run (and one for the checks before them)
+    assert len({tuple(counts) for counts in built.values()}) == 1 and min(built.values())[0] == 1, built

@@ -48,6 +48,13 @@ def test_pretrain_config_runs_end_to_end_in_a_subprocess(root, tmp_path):
     assert math.isfinite(summary["train/loss"]) and math.isfinite(summary["val/loss"])
     assert (log_dir / "metrics.csv").is_file() and list((log_dir / "checkpoints").glob("*.ckpt"))
 
+    # it ends with three lines: where the run is, its final metrics, its time
+    run, final, took = done.stderr.strip().splitlines()[-3:]
+    assert run.startswith("run: ") and os.path.samefile(root / run.split()[1], log_dir)
+    assert final == f"final: val/acc {summary['val/acc']:.4f}, val/gap/acc {summary['val/gap/acc']:.4f}, " \
+        f"val/loss {summary['val/loss']:.4f}, train/loss {summary['train/loss']:.4f}"  # fmt: skip
+    assert took == f"time: {summary['wall_time_s']:.1f} s for 3 steps"
+
 
 def build(root, *args: str) -> MiniBertCLI:
     """Parse and instantiate without training."""
@@ -75,3 +82,19 @@ def test_a_bad_setting_raises_from_the_cli_class_itself(root, steps):
     there, with the line main prints."""
     with pytest.raises(ValueError, match=rf"trainer\.max_steps={steps} is not allowed: it must be a positive integer"):
         MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), f"--trainer.max_steps={steps}"])
+
+
+def test_a_config_stacked_after_a_flag_never_drops_the_flag_and_says_so(root, capsys):
+    """A language config sets trainer.default_root_dir and data.val_size: flags given before it still win."""
+    cli = MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), "--trainer.default_root_dir=mine",
+                            "--data.val_size=70", "--trainer.max_steps", "5",
+                            "-c", str(root / "configs/languages/dyck.yaml")], run=False)  # fmt: skip
+    assert cli.config.fit.trainer.default_root_dir == "mine" and cli.config.fit.data.val_size == 70
+    assert cli.config.fit.trainer.max_steps == 5  # a flag with its value as the next word
+    assert type(cli.model.objective.language).__name__ == "Dyck"  # and the file still applies
+    notes = capsys.readouterr().err
+    assert "--trainer.default_root_dir is kept over" in notes and "dyck.yaml" in notes
+    assert "--trainer.max_steps" not in notes  # dyck.yaml does not set it
+    # a file before the flag is plain stacking: nothing to say
+    MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), "--data.val_size=70"], run=False)
+    assert "kept over" not in capsys.readouterr().err

@@ -9,8 +9,9 @@ from minibert.languages import BracketPairs, Dyck
 from minibert.masking import IGNORE
 from minibert.objectives import MaskedLM
 from minibert.training.fit import fit
-from minibert.training.length_eval import grade
+from minibert.training.length_eval import LengthEval, grade
 from minibert.training.module import EncoderModule
+from tests.clirun import run_fit
 
 DYCK = ["--model.init_args.objective.init_args.language.class_path=minibert.languages.Dyck",
         "--model.init_args.objective.init_args.language.init_args.length=8",
@@ -53,13 +54,37 @@ def test_a_run_logs_every_length_into_its_summary(tmp_path):
 
 
 def test_lengths_past_the_positions_or_a_language_without_lengths_are_refused_in_one_line(tmp_path):
-    # refused at setup, before the first training step
+    # refused once the model is built, before the run makes any folder
     with pytest.raises(
         ValueError, match=r"length_eval.lengths=\[32\] needs 33 positions, over EncoderConfig.max_len=9: set"
     ):
         fit(
             ["configs/pretrain.yaml"], [*DYCK, "--trainer.max_steps=2", "--length_eval.lengths=[32]"], root_dir=tmp_path
         )
-    assert not list(tmp_path.rglob("*.ckpt"))
+    assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="even lengths"):
         BracketPairs().at_length(7)
+
+
+def test_the_shipped_length_config_without_max_len_exits_2_in_one_line_leaving_nothing(tmp_path):
+    done = run_fit("-c", "configs/pretrain.yaml", "-c", "configs/languages/dyck.yaml", "-c", "configs/length.yaml",
+                   "--trainer.max_steps=2", f"--trainer.default_root_dir={tmp_path / 'runs'}")  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: length_eval.lengths=[16, 48, 64] needs 65 positions")
+    assert "set model.init_args.encoder.max_len to at least 65" in last and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_setup_hook_that_refuses_removes_the_folder_it_made(tmp_path, monkeypatch):
+    """Whatever refuses in a setup hook before the first step (here a callback's ValueError) leaves no folder."""
+
+    def refuse(self, trainer, pl_module):  # after the run's folder and config exist, before the first step
+        assert list((tmp_path / "root").rglob("config.yaml"))
+        raise ValueError("Refuser.setting=1 is not allowed: set it to 2")
+
+    monkeypatch.setattr(LengthEval, "on_train_start", refuse, raising=False)
+    (tmp_path / "root").mkdir()
+    with pytest.raises(ValueError, match="Refuser.setting=1 is not allowed"):
+        fit(["configs/pretrain.yaml"], ["--trainer.max_steps=2"], root_dir=tmp_path / "root")
+    assert list((tmp_path / "root").iterdir()) == []

@@ -4,6 +4,7 @@ damaged newest checkpoint is skipped for the previous complete one, and fine-tun
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -154,3 +155,40 @@ def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
     cli = MiniBertCLI(args=["--config=configs/pretrain.yaml", *QUIET, f"--trainer.default_root_dir={tmp_path}"],
                       run=False)  # fmt: skip
     assert isinstance(cli.trainer.strategy.checkpoint_io, AtomicCheckpointIO)
+
+
+STEP_FILES = """\
+trainer:
+  callbacks:
+    - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+      init_args: {save_top_k: -1, every_n_train_steps: 2, filename: "at-{step}"}
+"""
+
+
+def test_a_resume_by_other_code_is_refused_naming_the_files_unless_allowed_and_recorded(capsys, tmp_path, monkeypatch):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    source = "from minibert.objectives import MaskedLM\n\n\nclass Mine(MaskedLM):\n    pass\n"
+    (plugins / "my_objective.py").write_text(source)
+    monkeypatch.syspath_prepend(str(plugins))
+    (tmp_path / "steps.yaml").write_text(STEP_FILES)
+    root = tmp_path / "runs"
+    run = [*PRETRAIN, "-c", tmp_path / "steps.yaml", *TINY, f"--trainer.default_root_dir={root}",
+           "--model.init_args.objective.class_path=my_objective.Mine"]  # fmt: skip
+    assert cli(capsys, *run)[0] == 0
+    (halfway,) = root.glob("**/checkpoints/at-step=2.ckpt")  # a run stopped at step 2 of 4
+
+    assert cli(capsys, *run, f"--ckpt_path={halfway}")[0] == 0  # the same code resumes
+    with open(plugins / "my_objective.py", "a") as f:
+        f.write("# edited after the checkpoint was written\n")
+    before = snapshot(root)
+    status, err = cli(capsys, *run, f"--ckpt_path={halfway}")
+    assert status == 2
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"error: ckpt_path={str(halfway)!r} was written by other code (1 file(s) changed: ")
+    assert "my_objective.py" in line and "--allow-code-change" in line
+    assert snapshot(root) == before  # nothing written
+
+    assert cli(capsys, *run, f"--ckpt_path={halfway}", "--allow-code-change")[0] == 0
+    newest = max(root.glob("**/summary.json"), key=lambda p: p.stat().st_mtime)
+    assert json.loads(newest.read_text())["code_changed_on_resume"] == ["my_objective.py"]

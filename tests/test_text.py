@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -354,3 +355,26 @@ def test_text_at_another_length_keeps_its_corpus_and_vocabulary(text):
     longer = text.at_length(127)
     assert longer.vocab == text.vocab and longer.seq_len == 128 and longer.data.corpus == text.data.corpus
     assert longer.draw(np.random.default_rng(0), 3, "val").shape == (3, 128)
+
+
+def test_a_corpus_file_that_is_not_utf8_is_named_in_one_line(tmp_path):
+    folder = write_corpus(tmp_path / "c", n_files=3)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "latin.txt").write_bytes("caf\u00e9 cr\u00e8me".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"the corpus file 'sub/latin.txt' is not UTF-8 text \(byte 3: .*convert it"):
+        user_corpus(folder)
+    (folder / "sub" / "latin.txt").unlink()
+    (folder / "lines.jsonl").write_bytes(b'{"text": "ok"}\n' + '{"text": "\u00e9"}'.encode("latin-1") + b"\n")
+    with pytest.raises(ValueError, match=r"the corpus file 'lines.jsonl' is not UTF-8 text"):
+        user_corpus(folder)
+
+
+def test_a_vocabulary_smaller_than_asked_is_said(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
+    folder = write_corpus(tmp_path / "c", n_files=12)
+    with pytest.warns(UserWarning, match=r"Text.vocab_size=5000: the training split yields only \d+ pieces") as seen:
+        lang = Text(corpus=str(folder), vocab_size=5000, length=16)
+    assert f"only {len(lang.data.vocab)} pieces, so the vocabulary has {len(lang.data.vocab)}" in str(seen[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Text(corpus=str(folder), vocab_size=60, length=16)  # a size the corpus fills: nothing to say

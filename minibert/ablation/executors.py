@@ -3,7 +3,7 @@
 Both have the same three operations (`submit`, `wait`, and closing, which cancels what is unfinished),
 so the runner's rules (upstream before downstream, resume, reuse) are the same whatever runs the jobs.
 
-- `LocalPool(workers)`: a process pool whose workers die with the runner. On Linux they fork from a server
+- `LocalPool(workers)`: a process pool whose workers die with the runner, one run each. On Linux they fork from a server
   that has imported torch, lightning and minibert's training code once (seconds on a small CPU);
   `start_fork_server()` starts it early, so that it imports while the runner does.
 - `Submitit("slurm", folder, ...)`: one SLURM job per run, at most `max_running` queued or running at a
@@ -112,8 +112,9 @@ def _init_worker(runner: int, environ: dict[str, str]) -> None:
 
 
 class LocalPool:
-    """Runs on this machine, `workers` at a time, in worker processes (one torch thread each) that stay up for
-    the whole grid (each run's result is what it would be alone: tests/test_determinism.py)."""
+    """Runs on this machine, `workers` at a time, each run in a fresh worker process (one torch thread) forked
+    from the server: a plug-in's module-level state starts anew with every run, so each run's result is what it
+    would be alone (tests/test_determinism.py)."""
 
     max_running = float("inf")  # the pool queues what it cannot start yet
 
@@ -124,6 +125,7 @@ class LocalPool:
             mp_context=multiprocessing.get_context(START_METHOD),
             initializer=_init_worker,
             initargs=(os.getpid(), dict(os.environ)),
+            max_tasks_per_child=1,
         )
 
     def submit(self, fn: Callable, *args: Any) -> Future:

@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from minibert.languages.base import CLS_ID, MASK_ID, Language
@@ -68,6 +70,12 @@ class Text(Language):
     def _load(self, tokenizer_json: str | None) -> None:
         """Build (or read from the cache) the corpus, vocabulary, streams and references."""
         data = prepared.prepare(self.corpus, self.val_share, self.vocab_size_asked, tokenizer_json)
+        if tokenizer_json is None and len(data.vocab) < self.vocab_size_asked:
+            warnings.warn(
+                f"Text.vocab_size={self.vocab_size_asked}: the training split yields only {len(data.vocab)} pieces, so "
+                f"the vocabulary has {len(data.vocab)}; ask for at most that, or give a larger corpus",
+                stacklevel=2,
+            )
         self.data = data
         super().__init__(tuple(data.vocab[len(("[CLS]", "[MASK]")) :]), 1 + self.length)
         self.content_ids = np.arange(wordpiece.FIRST_PIECE, len(self.vocab))

@@ -226,15 +226,26 @@ def user_corpus(path: str | os.PathLike, val_share: float = 0.1) -> Corpus:
         docs = []
         for file in files:
             rel = file.name if file == root else file.relative_to(root).as_posix()
-            docs += _jsonl(file, rel) if file.suffix == ".jsonl" else [Document(rel, rel, file.read_text())]
+            docs += _jsonl(file, rel) if file.suffix == ".jsonl" else [Document(rel, rel, _read(file, rel))]
     if not any(d.text.strip() for d in docs):
         raise ValueError(f"the corpus {str(root)!r} is empty: its documents hold no text")
     return Corpus.from_documents(docs, source=str(root), val_share=val_share)
 
 
+def _read(file: Path, rel: str) -> str:
+    """A corpus file's text, or one line naming the file when it is not UTF-8."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"the corpus file {rel!r} is not UTF-8 text (byte {err.start}: {err.object[err.start : err.start + 1]!r}):"
+            " convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8) or remove it from the corpus"
+        ) from None
+
+
 def _jsonl(file: Path, rel: str) -> list[Document]:
     docs = []
-    for n, line in enumerate(file.read_text().splitlines(), start=1):
+    for n, line in enumerate(_read(file, rel).splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -26,9 +26,10 @@ class RunSummary(L.Callback):
     (`flops`, `flops_per_step`, `tokens`, summed over DDP ranks, and `pretrain_flops`, the pre-training
     FLOPs in the final encoder: minibert.flops has the conventions), `code`, the code that
     made it (minibert.training.code_version: the package's source hash, each plug-in's, git commit, dirty flag),
-    `scoreboards`, what each accuracy metric means (minibert.objectives.Scoreboard: the reports read it), and
-    for a language made from a corpus, `language`: the corpus's source, content hash and Python version, and
-    the tokenizer's hash (`Language.provenance`).
+    `code_changed_on_resume`, the files that differ from the resumed checkpoint's code (only when a resume
+    was allowed across a code change), `scoreboards`, what each accuracy metric means
+    (minibert.objectives.Scoreboard: the reports read it), and for a language made from a corpus, `language`:
+    the corpus's source, content hash and Python version, and the tokenizer's hash (`Language.provenance`).
 
     It also makes the last training step a validation step, so the summary's metrics are those of the
     final weights whatever `val_check_interval` is. The file is written atomically and only at the end,
@@ -41,6 +42,9 @@ class RunSummary(L.Callback):
         # {module: source hash} of the plug-ins the run's config names, as imported by this process: set by
         # the CLI once the config is parsed (minibert.training.code_version.running_plugin_hashes)
         self.plugins: dict[str, str | None] = {}
+        # the source files changed since the checkpoint this run resumed, when the CLI was told to allow it
+        self.code_change: list[str] = []
+        self.written: Path | None = None  # the summary this process wrote (rank 0), once fit has ended
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
         self._start = time.perf_counter()
@@ -59,14 +63,16 @@ class RunSummary(L.Callback):
             out.update(compute, flops_per_step=compute["flops"] / max(1, trainer.global_step))
         language = getattr(getattr(pl_module, "objective", None), "language", None)
         source = {"language": provenance} if language is not None and (provenance := language.provenance()) else {}
+        changed = {"code_changed_on_resume": self.code_change} if self.code_change else {}
         return {**out, **(counts() if counts else {}), "seeds": run_seeds(trainer, pl_module), "code": code,
-                "scoreboards": boards, **source}  # fmt: skip
+                **changed, "scoreboards": boards, **source}  # fmt: skip
 
     def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         log_dir = run_log_dir(trainer)  # a broadcast from rank 0 under DDP: every rank asks, or rank 0 waits forever
         compute = total_compute(trainer, pl_module)  # a reduction: every rank takes part
         if trainer.is_global_zero and log_dir is not None:
-            write_json(Path(log_dir) / self.filename, self.summary(trainer, pl_module, compute))
+            self.written = Path(log_dir) / self.filename
+            write_json(self.written, self.summary(trainer, pl_module, compute))
 
 
 def total_compute(trainer: L.Trainer, pl_module: L.LightningModule) -> dict[str, int] | None:

@@ -5,7 +5,8 @@ and checked before a resume.
   old one, so a kill or a full disk leaves the previous checkpoint whole (Lightning's own writer goes
   through a temporary file in /tmp, which is a copy, not a rename, when /tmp is another file system).
 - `TrainingConfig` stores the settings that decide what is trained in every checkpoint, so a resume can
-  be compared with the run it continues (`config_differences`).
+  be compared with the run it continues (`config_differences`), and the hashes of the source files that
+  trained it (`saved_code_files`), so that a resume by other code can name what changed.
 - `resumable_checkpoint` picks the newest readable `checkpoints/*.ckpt` under a root, skipping (and
   naming) unreadable ones; `newest_last_checkpoint` and `last_checkpoint` find files without reading them,
   `last_checkpoint_path` is where a running trainer keeps its `last.ckpt`.
@@ -38,10 +39,12 @@ from minibert.atomic_writes import write_atomic
 from minibert.model import Encoder
 
 CONFIG_KEY = "minibert_training_config"  # where a checkpoint keeps its run's training settings (JSON text)
+CODE_KEY = "minibert_code_files"  # and the hashes of the source files that trained it (JSON text)
 
 # Settings that change where and how a run reports, never the weights it trains: a resume may change them.
 NOT_TRAINING = (
     "ckpt_path",
+    "allow_code_change",
     "config",
     "summary",
     "data.num_workers",
@@ -109,6 +112,12 @@ def config_differences(saved: Mapping[str, Any], here: Mapping[str, Any]) -> lis
     ]
 
 
+def saved_code_files(checkpoint: Mapping[str, Any]) -> dict[str, str] | None:
+    """{file: hash} of the sources that wrote a checkpoint, or None for a checkpoint that stored none."""
+    text = checkpoint.get(CODE_KEY)
+    return json.loads(text) if isinstance(text, str) and text != "{}" else None
+
+
 def saved_settings(checkpoint: Mapping[str, Any]) -> dict[str, Any] | None:
     """The training settings a checkpoint was written with, or None for a checkpoint that has none."""
     text = checkpoint.get(CONFIG_KEY)
@@ -121,11 +130,13 @@ class TrainingConfig(L.Callback):
     model's arguments, and a resume must match the trainer's and the data's too (max_steps, batch size,
     seeds), which Lightning keeps nowhere in a checkpoint."""
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
+    def __init__(self, settings: Mapping[str, Any], code: Mapping[str, str] | None = None) -> None:
         self.text = json.dumps(dict(settings), sort_keys=True)
+        self.code = json.dumps(dict(code or {}), sort_keys=True)  # minibert.training.code_version.code_files
 
     def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict) -> None:
         checkpoint[CONFIG_KEY] = self.text
+        checkpoint[CODE_KEY] = self.code
 
 
 def resumable_checkpoint(root: str | Path) -> tuple[Path, dict] | None:

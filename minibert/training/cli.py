@@ -22,29 +22,40 @@
   (each run logs to a new version folder, where Lightning alone would look), or starts fresh if none; a
   damaged newest checkpoint is named and the previous complete one is used.
 - A resume is checked first: a checkpoint written with other training settings is refused, naming them;
-  a checkpoint of a finished run is not resumed (the command says so and exits with status 0, writing
-  nothing). Checkpoints are written atomically and carry the settings they were trained with.
+  so is one written by other code (the package's or a plug-in's sources), naming the files that changed,
+  unless `--allow-code-change` is given, which the run's summary.json then records
+  (`code_changed_on_resume`); a checkpoint of a finished run is not resumed (the command says so and exits
+  with status 0, writing nothing). Checkpoints are written atomically and carry the settings and the source
+  hashes they were trained with.
+- Config files and flags stack in order, as in any LightningCLI, except that a flag never loses to a `-c`
+  file given after it: flags are applied after every file, and a file that sets the same key is named.
 - SIGTERM or SIGUSR1 during training saves `last.ckpt` at the current step and exits with 128 + signal
   (143 for SIGTERM), see minibert.training.preemption.
 - A bad setting stops the run before training with one line naming the setting, its value and what is
   allowed (`ConfigError`; `python -m minibert` prints it as `error: ...` and exits with status 2; set
   `JSONARGPARSE_DEBUG=1` for the full traceback). A run whose loss stops being finite (a learning rate far too
   high) stops there with one line and status 2. A file the run cannot read or write (read-only folder, full
-  disk) is one line too, with status 3.
+  disk) is one line too, with status 3. A bad setting found once training is set up (a callback's check, a
+  language that refuses the objective) is one line with status 2 too, and the run's folder is removed.
+- `python -m minibert fit` ends with three lines: where the run is, its final metrics and its time.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import re
+import shutil
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import yaml
-from jsonargparse import Namespace, set_parsing_settings
+from jsonargparse import ActionYesNo, Namespace, set_parsing_settings
 from lightning.pytorch import Trainer
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
@@ -62,12 +73,14 @@ from minibert.training.checkpoints import (
     config_differences,
     read_checkpoint,
     resumable_checkpoint,
+    saved_code_files,
     saved_settings,
     training_settings,
 )
-from minibert.training.code_version import class_paths, running_plugin_hashes
+from minibert.training.code_version import changed_files, class_paths, code_files, running_plugin_hashes
 from minibert.training.data import StreamDataModule
 from minibert.training.length_eval import LengthEval
+from minibert.training.loggers import run_log_dir
 from minibert.training.module import EncoderModule
 from minibert.training.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
@@ -196,6 +209,83 @@ def resolve_seeds(config: Namespace) -> None:
                 data[name] = seed
 
 
+_SUBCOMMANDS = ("fit", "validate", "test", "predict")
+
+
+def flags_after_configs(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`args` with every `-c/--config FILE` ahead of the other flags, each group in its given order, and a note
+    for each flag that a file given after it also sets (which, in plain order, would have replaced it).
+
+    >>> flags_after_configs(["fit", "--data.val_size=10", "-c", "a.yaml"])[0]
+    ['fit', '-c', 'a.yaml', '--data.val_size=10']
+    """
+    head = 1 + next((i for i, a in enumerate(args) if a in _SUBCOMMANDS), -1)
+    configs: list[list[str]] = []
+    flags: list[list[str]] = []
+    order: list[tuple[str, list[str]]] = []  # ("config" | "flag", group), as given
+    rest = list(args[head:])
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-c", "--config") and rest:
+            group = [arg, rest.pop(0)]
+            configs.append(group)
+            order.append(("config", group))
+        elif arg.startswith(("-c=", "--config=")):
+            configs.append([arg])
+            order.append(("config", [arg]))
+        else:
+            group = [arg]
+            while "=" not in arg and arg.startswith("--") and rest and not rest[0].startswith("--") and rest[0] != "-c":
+                group.append(rest.pop(0))
+            flags.append(group)
+            order.append(("flag", group))
+    notes = []
+    for i, (kind, group) in enumerate(order):
+        key = _flag_key(group[0]) if kind == "flag" else None
+        if not key:
+            continue
+        later = [g[-1].partition("=")[2] or g[-1] for k, g in order[i + 1 :] if k == "config"]
+        for path in later:
+            if any(_overlaps(key, k) for k in _config_keys(path)):
+                notes.append(f"note: --{group[0].lstrip('-').partition('=')[0]} is kept over {path}, given after it")
+                break
+    return [*args[:head], *(a for g in configs for a in g), *(a for g in flags for a in g)], notes
+
+
+def _flag_key(flag: str) -> str | None:
+    if not flag.startswith("--") or flag.startswith("--print_config"):
+        return None
+    return _normal(flag[2:].partition("=")[0])
+
+
+def _normal(key: str) -> str:
+    return ".".join(part for part in key.split(".") if part != "init_args")
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _config_keys(path: str) -> list[str]:
+    """The dotted keys (every level) a YAML config file sets, without `init_args`; none for an unreadable file."""
+    try:
+        with open(path) as f:
+            tree = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError):
+        return []
+    keys: list[str] = []
+
+    def walk(node: object, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                key = _normal(f"{prefix}{k}")
+                keys.append(key)
+                walk(v, key + "." if key else "")
+
+    walk(tree, "")
+    return keys
+
+
 def _refuse_optimizer_args(args: Sequence[str]) -> None:
     for arg in args:
         if isinstance(arg, str) and arg.startswith(("--optimizer", "--lr_scheduler")):
@@ -243,6 +333,8 @@ class MiniBertCLI(LightningCLI):
         kwargs.setdefault("auto_configure_optimizers", False)  # see the module docstring
         self._checkpoint: dict | None = None  # the ckpt_path file, read while parsing
         self._settings: dict = {}  # this run's training settings, stored in its checkpoints
+        self._code: dict[str, str] = {}  # this run's source files' hashes, stored in its checkpoints
+        self._code_change: list[str] = []  # the files changed since the resumed checkpoint, when allowed
         super().__init__(EncoderModule, StreamDataModule, *args, subclass_mode_model=True, **kwargs)
 
     def setup_parser(self, add_subcommands: bool, main_kwargs: dict, subparser_kwargs: dict) -> None:
@@ -259,6 +351,10 @@ class MiniBertCLI(LightningCLI):
         )
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        parser.add_argument(
+            "--allow-code-change", "--allow_code_change", dest="allow_code_change", action=ActionYesNo,
+            default=False, help="resume a checkpoint written by other code (recorded in summary.json)",
+        )  # fmt: skip
         parser.add_lightning_class_args(RunSummary, "summary")
         parser.add_lightning_class_args(LengthEval, "length_eval")
         parser.add_class_arguments(Budget, "budget")
@@ -270,7 +366,7 @@ class MiniBertCLI(LightningCLI):
         if not any(isinstance(p, CheckpointIO) for p in plugins):
             kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
-        trainer.callbacks += [Preemption(), TrainingConfig(self._settings)]
+        trainer.callbacks += [Preemption(), TrainingConfig(self._settings, self._code)]
         bar = trainer.progress_bar_callback
         if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
             # Lightning's default bar redraws the terminal twice a step, a cost paid on every step (figures in
@@ -288,14 +384,21 @@ class MiniBertCLI(LightningCLI):
     def parse_arguments(self, parser: LightningArgumentParser, args) -> None:
         with _config_errors():
             if not isinstance(args, (dict, Namespace)):
-                _check_yaml_files(sys.argv[1:] if args is None else args)
-                _refuse_optimizer_args(sys.argv[1:] if args is None else args)
-            super().parse_arguments(parser, args)
+                args, notes = flags_after_configs(sys.argv[1:] if args is None else list(args))
+                for note in notes:
+                    print(note, file=sys.stderr)
+                _check_yaml_files(args)
+                _refuse_optimizer_args(args)
+            with warnings.catch_warnings():  # args are sys.argv's, reordered: what the warning guards against
+                warnings.filterwarnings("ignore", message="LightningCLI's args parameter is intended")
+                super().parse_arguments(parser, args)
             config = self._subcommand_config()
             if config.get("trainer") is not None:  # not for --print_config and the like
                 check_ranges(config)
                 resolve_seeds(config)
-                self._settings = training_settings(config.clone().as_dict())
+                plain = config.clone().as_dict()
+                self._settings = training_settings(plain)
+                self._code = code_files(class_paths(plain))
                 self._resolve_ckpt_path(config)  # before Lightning reads the file
 
     def _parse_ckpt_path(self) -> None:
@@ -319,6 +422,7 @@ class MiniBertCLI(LightningCLI):
     def _check_resume(self, path: str, checkpoint: dict, config: Namespace) -> None:
         """Refuse a checkpoint trained with other settings; stop early when its run already finished."""
         saved = saved_settings(checkpoint)
+        self._check_code(path, checkpoint, config)
         if saved is not None and (differ := config_differences(saved, self._settings)):
             shape = any(d.startswith("model.init_args.encoder.") for d in differ)
             raise ConfigError(
@@ -328,6 +432,23 @@ class MiniBertCLI(LightningCLI):
             )
         if not _budget(config).given:  # a budget's steps are known once the model is built
             self._check_unfinished(path, checkpoint, config.trainer.max_steps)
+
+    def _check_code(self, path: str, checkpoint: dict, config: Namespace) -> None:
+        """Refuse a checkpoint written by other code than this, naming the files, unless allowed (and then record
+        them for the run's summary). A checkpoint that stored no sources (older code) cannot be checked."""
+        saved = saved_code_files(checkpoint)
+        if saved is None:
+            return
+        changed = changed_files(saved, self._code)
+        if not changed:
+            return
+        if not config.get("allow_code_change"):
+            raise ConfigError(
+                f"ckpt_path={path!r} was written by other code ({len(changed)} file(s) changed: "
+                f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}): restore that code, start a new run "
+                "in another trainer.default_root_dir, or pass --allow-code-change to continue with this code"
+            )
+        self._code_change = changed
 
     @staticmethod
     def _check_unfinished(path: str, checkpoint: dict, max_steps: int) -> None:
@@ -343,6 +464,7 @@ class MiniBertCLI(LightningCLI):
             resolve_seeds(self._subcommand_config())  # a seed LightningCLI drew (`seed_everything: true`)
             trainer = self._subcommand_config().trainer
             root = trainer.default_root_dir or "."
+            self._new_root = not os.path.exists(root)  # a run that never trains removes it again
             if trainer.logger is None or trainer.logger is True:
                 trainer.logger = {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": root}}
             loggers = trainer.logger if isinstance(trainer.logger, list) else [trainer.logger]
@@ -357,6 +479,9 @@ class MiniBertCLI(LightningCLI):
             for callback in self.trainer.callbacks:
                 if isinstance(callback, RunSummary):
                     callback.plugins = plugins  # the plug-ins this config imported, hashed as they were
+                    callback.code_change = self._code_change
+                if hasattr(callback, "check_module"):  # a callback's own check of the model, before any folder
+                    callback.check_module(self.model)
             if self._checkpoint is not None:  # a resume of another shape fails here, not in torch
                 self.model.check_checkpoint(
                     self._checkpoint, where=f"ckpt_path={self._subcommand_config().ckpt_path!r}"
@@ -384,11 +509,30 @@ class MiniBertCLI(LightningCLI):
 
     def fit(self, **kwargs) -> None:
         """`trainer.fit`; a stop on SIGTERM that Lightning raised itself (e.g. under DDP during validation)
-        ends with status 143 like one that Preemption handled."""
+        ends with status 143 like one that Preemption handled. A ValueError before the first step (a setup hook
+        that refuses the config) is a bad setting: one line, and the run's folder is removed."""
         try:
             self.trainer.fit(**kwargs)
         except SIGTERMException:
             raise Preempted(15) from None
+        except ValueError as err:
+            if self.trainer.global_step > 0 or kwargs.get("ckpt_path") is not None:
+                raise
+            _remove_run_folder(self.trainer, remove_root=getattr(self, "_new_root", False))
+            raise ConfigError(explain(err)) from err
+
+
+def _remove_run_folder(trainer: Trainer, remove_root: bool) -> None:
+    """Remove the folder a run that never trained made, and the folders above it that it leaves empty, up to its
+    `default_root_dir` (which goes too when the run made it); never a folder holding a checkpoint."""
+    log_dir = run_log_dir(trainer) if trainer.loggers else None
+    if log_dir is None or not os.path.isdir(log_dir) or any(Path(log_dir).rglob("*.ckpt")):
+        return
+    shutil.rmtree(log_dir, ignore_errors=True)
+    root, folder = Path(trainer.default_root_dir).resolve(), Path(log_dir).resolve().parent
+    while folder.is_relative_to(root) and (folder != root or remove_root) and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
 
 
 def _budget(config: Namespace) -> Budget:
@@ -420,9 +564,35 @@ def io_error_line(err: OSError) -> str:
     )
 
 
+def finished_lines(summary: dict, log_dir: str) -> list[str]:
+    """Three lines for a finished run: where it is, its final metrics, its time and steps.
+
+    >>> print("\\n".join(finished_lines({"val/acc": 0.9, "val/loss": 0.41, "train/loss": 0.38, "step": 600,
+    ...     "wall_time_s": 6.2, "val/n": 5}, "runs/x/version_0")))
+    run: runs/x/version_0 (summary.json, config.yaml and checkpoints there)
+    final: val/acc 0.9000, val/loss 0.4100, train/loss 0.3800
+    time: 6.2 s for 600 steps
+    """
+    shown = [k for k in ("val/acc", "val/gap/acc", "val/loss", "train/loss") if isinstance(summary.get(k), float)]
+    metrics = ", ".join(f"{k} {summary[k]:.4f}" for k in shown) or "none logged"
+    return [
+        f"run: {log_dir} (summary.json, config.yaml and checkpoints there)",
+        f"final: {metrics}",
+        f"time: {summary.get('wall_time_s', float('nan')):.1f} s for {summary.get('step', '?')} steps",
+    ]
+
+
+def _say_finished(cli: MiniBertCLI) -> None:
+    """The three lines, from the summary this process wrote (rank 0 only; no other rank wrote one)."""
+    written = [c.written for c in getattr(getattr(cli, "trainer", None), "callbacks", []) if isinstance(c, RunSummary)]
+    if written and written[0] is not None and written[0].is_file():
+        summary = json.loads(written[0].read_text())
+        print("\n".join(finished_lines(summary, os.path.relpath(written[0].parent))), file=sys.stderr)
+
+
 def main(args=None) -> None:
     try:
-        MiniBertCLI(args=args)
+        _say_finished(MiniBertCLI(args=args))
     except ConfigError as err:
         if os.environ.get("JSONARGPARSE_DEBUG"):
             raise

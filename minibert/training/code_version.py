@@ -40,12 +40,15 @@ NOT_HASHED = tuple(
 def source_hash(package: Path = PACKAGE) -> str:
     """sha256 (16 hex digits) over the relative path and bytes of every `.py` file of the package."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        relative = path.relative_to(package).as_posix()
-        if relative in NOT_HASHED or "__pycache__" in path.parts:
-            continue
+    for relative, path in _package_files(package):
         digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _package_files(package: Path = PACKAGE) -> list[tuple[str, Path]]:
+    """(path relative to the package, path) of every source file the package hash covers, in order."""
+    found = ((path.relative_to(package).as_posix(), path) for path in sorted(package.rglob("*.py")))
+    return [(rel, path) for rel, path in found if rel not in NOT_HASHED and "__pycache__" not in path.parts]
 
 
 def _installed(path: Path) -> bool:
@@ -58,8 +61,20 @@ def _installed(path: Path) -> bool:
 def plugin_hash(module: str) -> str | None:
     """sha256 (16 hex digits) of a plug-in module's sources (see the module docstring), '' for a module that
     is not a plug-in (the package's own, or an installed library), None when it cannot be located."""
+    files = _plugin_files(module)
+    if files is None or not files:
+        return None if files is None else ""
+    digest = hashlib.sha256()
+    for relative, path in files:
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _plugin_files(module: str) -> list[tuple[str, Path]] | None:
+    """(path relative to the plug-in folder's parent, path) of every source file `plugin_hash` covers; [] for a
+    module that is not a plug-in, None for one that cannot be located."""
     if module == PACKAGE.name or module.startswith(PACKAGE.name + "."):
-        return ""
+        return []
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # a parent package that does not import, or a malformed name
@@ -68,16 +83,32 @@ def plugin_hash(module: str) -> str | None:
         return None
     path = Path(spec.origin).resolve()
     if _installed(path):
-        return ""
+        return []
     top = path.parent if path.name == "__init__.py" else path
     for _ in module.split(".")[1:]:  # `a.b.c` lives in a/b/c.py: walk up to the folder of `a`
         top = top.parent
     files = sorted(top.rglob("*.py")) if top.is_dir() else [top]
-    digest = hashlib.sha256()
-    for f in files:
-        if "__pycache__" not in f.parts:
-            digest.update(f.relative_to(top.parent).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return [(f.relative_to(top.parent).as_posix(), f) for f in files if "__pycache__" not in f.parts]
+
+
+def code_files(paths: Iterable[str]) -> dict[str, str]:
+    """{file: sha256 (16 hex digits)} of every source file behind a run: the package's (as `minibert/...`) and
+    those of the plug-ins among these class paths. Stored in checkpoints, so that a resume can name the files
+    that changed since the checkpoint was written."""
+    files = [(f"{PACKAGE.name}/{rel}", path) for rel, path in _package_files()]
+    for module in sorted({p.rsplit(".", 1)[0] for p in paths if "." in p}):
+        files += _plugin_files(module) or []
+    return {rel: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for rel, path in files}
+
+
+def changed_files(saved: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The files whose hash differs between two `code_files`, with those only one side has.
+
+    >>> changed_files({"a.py": "1", "b.py": "2"}, {"a.py": "1", "b.py": "3", "c.py": "4"})
+    ['b.py', 'c.py (new)']
+    """
+    differ = sorted(k for k in saved.keys() | now.keys() if saved.get(k) != now.get(k))
+    return [f + (" (new)" if f not in saved else " (removed)" if f not in now else "") for f in differ]
 
 
 def class_paths(config) -> set[str]:

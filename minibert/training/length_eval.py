@@ -41,7 +41,9 @@ class LengthEval(L.Callback):
         check("LengthEval", "batch_size", batch_size, POSITIVE_INT)
         self.val_size, self.batch_size = val_size, batch_size
 
-    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+    def check_module(self, pl_module: L.LightningModule) -> None:
+        """Refuse, in one line, a module these lengths cannot be graded on: one without a language, or whose
+        encoder has too few positions. The CLI calls it once the model is built, before the run makes a folder."""
         if not self.lengths:
             return
         objective = pl_module.objective
@@ -55,6 +57,9 @@ class LengthEval(L.Callback):
                 f"length_eval.lengths={self.lengths} needs {longest} positions, over EncoderConfig.max_len={max_len}: "
                 f"set model.init_args.encoder.max_len to at least {longest}"
             )
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        self.check_module(pl_module)
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if not self.lengths or trainer.sanity_checking or trainer.global_step < trainer.max_steps:
