@@ -4,6 +4,11 @@ Token embedding (+ optional segment embedding) and positions, then `layers` bloc
 self-attention and a 4x GELU MLP, post-norm as in BERT (or pre-norm). Heads live apart:
 `nn.Linear(width, vocab_size)` for MLM, `nn.Linear(width, 2)` on [CLS] for classification.
 
+`EncoderConfig.layout="bert"` is BERT's own layout (Devlin et al. 2018, as `transformers` builds it): a LayerNorm
+over the summed embeddings here, and heads with BERT's transforms (minibert.objectives.mlm.BertLMHead,
+minibert.objectives.grammaticality.BertClassifier). It is what `python -m minibert.export` writes as a
+`transformers` model (docs/export.md); the default, "minibert", is the seed's TinyBERT.
+
 Positions (`EncoderConfig.positions`), one of:
 
 - `learned`: a learned absolute embedding per position, added to the tokens (BERT's; the default). Rows past
@@ -53,6 +58,10 @@ class EncoderConfig:
     norm: Literal["post", "pre"] = "post"
     segments: int = 0  # > 0 adds a learned segment embedding (next sentence prediction uses 2)
     positions: Literal["learned", "sinusoidal", "rotary", "alibi", "none"] = "learned"
+    # "bert" adds BERT's LayerNorm over the summed embeddings, and makes the heads BERT's (minibert.objectives:
+    # a dense + GELU + LayerNorm transform before the MLM decoder, a dense + tanh pooler before the classifier),
+    # so that `python -m minibert.export` can write the model as a `transformers` one
+    layout: Literal["minibert", "bert"] = "minibert"
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_len", "width", "heads", "layers"):
@@ -71,6 +80,8 @@ class EncoderConfig:
             raise ValueError(
                 f"EncoderConfig.positions={self.positions!r} is not allowed: choose one of {', '.join(POSITIONS)}"
             )
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"EncoderConfig.layout={self.layout!r} is not allowed: choose one of {', '.join(LAYOUTS)}")
         if self.positions == "rotary" and (self.width // self.heads) % 2:
             raise ValueError(
                 f"EncoderConfig.positions='rotary' is not allowed with width={self.width}, heads={self.heads}: "
@@ -79,6 +90,7 @@ class EncoderConfig:
 
 
 POSITIONS = ("learned", "sinusoidal", "rotary", "alibi", "none")
+LAYOUTS = ("minibert", "bert")
 
 
 def sinusoids(length: int, width: int) -> torch.Tensor:
@@ -92,12 +104,16 @@ def sinusoids(length: int, width: int) -> torch.Tensor:
     return table
 
 
+def rotary_angles(T: int, D: int, base: float = 10000.0, device: torch.device | None = None) -> torch.Tensor:
+    """(T, D / 2) float32 angles of RoPE: position t turns dimensions (2i, 2i + 1) of a head by t * base^(-2i / D)."""
+    freq = base ** (-torch.arange(0, D, 2, dtype=torch.float32, device=device) / D)  # (D / 2,)
+    return torch.arange(T, dtype=torch.float32, device=device)[:, None] * freq
+
+
 def rotate(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     """RoPE on (B, H, T, D) queries or keys: dimensions (2i, 2i + 1) at position t turn by the angle
     t * base^(-2i / D), so that rotate(q)_s . rotate(k)_t depends on s and t only through t - s."""
-    T, D = x.shape[-2], x.shape[-1]
-    freq = base ** (-torch.arange(0, D, 2, dtype=torch.float32, device=x.device) / D)  # (D / 2,)
-    angle = torch.arange(T, dtype=torch.float32, device=x.device)[:, None] * freq  # (T, D / 2)
+    angle = rotary_angles(x.shape[-2], x.shape[-1], base, x.device)  # (T, D / 2)
     cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]  # (B, H, T, D / 2) each
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
@@ -201,6 +217,8 @@ class Encoder(nn.Module):
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
         # pre-norm leaves the residual stream unnormalised, so it ends with one more LayerNorm
         self.final_norm = nn.LayerNorm(config.width) if config.norm == "pre" else None
+        # BERT's LayerNorm over the summed embeddings (created last, so the default layout's weights are as before)
+        self.embed_norm = nn.LayerNorm(config.width) if config.layout == "bert" else None
 
     def forward(
         self, ids: torch.Tensor, segments: torch.Tensor | None = None, all_layers: bool = False
@@ -219,6 +237,8 @@ class Encoder(nn.Module):
             if segments is None:
                 raise ValueError("this encoder has segment embeddings: pass segment ids")
             x = x + self.seg(segments)
+        if self.embed_norm is not None:
+            x = self.embed_norm(x)
         states = [x]  # (B, T, C) each: the embeddings, then every block's output
         for block in self.blocks:
             x = block(x)

@@ -28,7 +28,7 @@ import shutil
 import signal
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,7 +270,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
     header = [
-        f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"command: `{command}`",
         f"grid: {args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
         f"reported: {len(reported)}",

@@ -106,6 +106,14 @@ def _needs(items, fixture: str) -> bool:
     return any(fixture in getattr(item, "fixturenames", ()) for item in items)
 
 
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """`-n auto` (pyproject's addopts) is every core for the fast tier; the claim tests (`-m slow`) run in this one
+    process, since their grids take every core themselves and their fixtures are trained once per session."""
+    expression = config.getoption("markexpr") or ""
+    return 0 if "slow" in expression and "not slow" not in expression else None
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected what will not run
 def pytest_collection_modifyitems(session, config, items) -> None:
     """The Dyck claims run last: their grid (about 6 minutes of one core) trains in the background, with one
     worker, beside the tests before them, most of which keep one core of two busy. It starts once the default

@@ -181,6 +181,7 @@ def test_only_pulls_in_the_pretraining_run_a_finetune_cell_needs(finished, tmp_p
     assert set(csv_runs(tmp_path)) == {("pretrain/bidirectional", "0"), ("finetune/full", "0")}
 
 
+@pytest.mark.slow
 def test_killed_run_is_redone_and_counted_once(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     proc = subprocess.Popen(
@@ -279,6 +280,7 @@ def test_malformed_grid_is_a_clear_error(tmp_path, content, message, scripts, ca
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # no API key, no mode preset

@@ -46,6 +46,7 @@ def summaries(out: Path) -> dict[Path, dict]:
     return {p: json.loads(p.read_text()) for p in sorted(out.glob(RUN_SUMMARIES))}
 
 
+@pytest.mark.slow
 def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     args = [sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out), "--only",
@@ -88,6 +89,7 @@ def live_members(group: int) -> list[int]:
     return [pid for pid, found in stats.items() if not gone(found) and found[2] == group]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_the_grid(tmp_path, signum, status):
     """SIGTERM to the runner (a scheduler) or SIGINT to its whole process group (Ctrl-C in a terminal): one
@@ -235,6 +237,7 @@ def test_unwritable_out_is_one_line_with_status_3(finished, tmp_path):
     assert line.startswith("ablate.py: error: cannot read or write") and "a_file" in line and "--out" in line
 
 
+@pytest.mark.slow
 def test_submitit_local_backend_gives_the_same_metrics_as_local_workers(finished, tmp_path):
     grid, out = finished
     result = ablate("--grid", str(grid), "--out", str(tmp_path / "submitit"), "--only", "pretrain/bidirectional",
@@ -423,6 +426,7 @@ def test_executor_slurm_without_slurm_is_one_line_with_status_3_before_anything_
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
     """SIGKILL on the runner process only (not its group) still ends its workers, so no orphan finishes a run
     behind a killed runner's back; nor does the fork server they came from stay behind."""
@@ -455,6 +459,7 @@ def test_local_workers_die_with_a_runner_killed_alone(tmp_path):
                 os.kill(p, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_local_workers_run_this_checkout_preloaded_on_one_thread_from_any_directory(tmp_path):
     """The fork server imports this checkout's minibert and lightning before any job, whatever directory the
     runner started in and whatever else is installed, and loads BLAS and OpenMP for one thread, as the

@@ -86,15 +86,15 @@ def test_a_bad_setting_raises_from_the_cli_class_itself(root, steps):
 
 def test_a_config_stacked_after_a_flag_never_drops_the_flag_and_says_so(root, capsys):
     """A language config sets trainer.default_root_dir and data.val_size: flags given before it still win."""
-    cli = MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), "--trainer.default_root_dir=mine",
+    cli = MiniBertCLI(args=["-c", str(root / "configs/pretrain.yaml"), "--trainer.default_root_dir=mine",
                             "--data.val_size=70", "--trainer.max_steps", "5",
                             "-c", str(root / "configs/languages/dyck.yaml")], run=False)  # fmt: skip
-    assert cli.config.fit.trainer.default_root_dir == "mine" and cli.config.fit.data.val_size == 70
-    assert cli.config.fit.trainer.max_steps == 5  # a flag with its value as the next word
+    assert cli.config.trainer.default_root_dir == "mine" and cli.config.data.val_size == 70
+    assert cli.config.trainer.max_steps == 5  # a flag with its value as the next word
     assert type(cli.model.objective.language).__name__ == "Dyck"  # and the file still applies
     notes = capsys.readouterr().err
     assert "--trainer.default_root_dir is kept over" in notes and "dyck.yaml" in notes
     assert "--trainer.max_steps" not in notes  # dyck.yaml does not set it
     # a file before the flag is plain stacking: nothing to say
-    MiniBertCLI(args=["fit", "-c", str(root / "configs/pretrain.yaml"), "--data.val_size=70"], run=False)
+    MiniBertCLI(args=["-c", str(root / "configs/pretrain.yaml"), "--data.val_size=70"], run=False)
     assert "kept over" not in capsys.readouterr().err

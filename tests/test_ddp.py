@@ -11,6 +11,7 @@ from pathlib import Path
 
 import lightning as L
 import numpy as np
+import pytest
 import torch
 
 from minibert.objectives import MaskedLM
@@ -40,6 +41,7 @@ class BatchLog(L.Callback):
         path.write_text(json.dumps(self.seen))
 
 
+@pytest.mark.slow
 def test_ddp_two_ranks_matches_single_process(tmp_path):
     root = tmp_path / "ddp"
     done = run_fit(

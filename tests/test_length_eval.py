@@ -8,10 +8,10 @@ import torch
 from minibert.languages import BracketPairs, Dyck
 from minibert.masking import IGNORE
 from minibert.objectives import MaskedLM
-from minibert.training.fit import fit
+from minibert.training.cli import main
+from minibert.training.fit import QUIET, fit
 from minibert.training.length_eval import LengthEval, grade
 from minibert.training.module import EncoderModule
-from tests.clirun import run_fit
 
 DYCK = ["--model.init_args.objective.init_args.language.class_path=minibert.languages.Dyck",
         "--model.init_args.objective.init_args.language.init_args.length=8",
@@ -66,13 +66,15 @@ def test_lengths_past_the_positions_or_a_language_without_lengths_are_refused_in
         BracketPairs().at_length(7)
 
 
-def test_the_shipped_length_config_without_max_len_exits_2_in_one_line_leaving_nothing(tmp_path):
-    done = run_fit("-c", "configs/pretrain.yaml", "-c", "configs/languages/dyck.yaml", "-c", "configs/length.yaml",
-                   "--trainer.max_steps=2", f"--trainer.default_root_dir={tmp_path / 'runs'}")  # fmt: skip
-    assert done.returncode == 2, done.stderr[-2000:]
-    last = done.stderr.strip().splitlines()[-1]
+def test_the_shipped_length_config_without_max_len_exits_2_in_one_line_leaving_nothing(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        configs = ["-c", "configs/pretrain.yaml", "-c", "configs/languages/dyck.yaml", "-c", "configs/length.yaml"]
+        main(["fit", *QUIET, *configs, "--trainer.max_steps=2", f"--trainer.default_root_dir={tmp_path / 'runs'}"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
     assert last.startswith("error: length_eval.lengths=[16, 48, 64] needs 65 positions")
-    assert "set model.init_args.encoder.max_len to at least 65" in last and "Traceback" not in done.stderr
+    assert "set model.init_args.encoder.max_len to at least 65" in last and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
 
 

@@ -28,6 +28,7 @@ def test_the_guide_has_an_objective_and_a_language_block():
     assert "objective.init_args.language=copy_language.Copy" in blocks[1]
 
 
+@pytest.mark.slow  # each trains the 200 steps the README gives it
 @pytest.mark.parametrize("index, folder", [(0, "runs/last_closer"), (1, "runs/copy")])
 def test_each_guide_block_runs_as_written(tmp_path, index, folder):
     for name in ("configs", "tests"):

@@ -14,6 +14,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import torch
 import yaml
 
@@ -46,6 +47,7 @@ def kill_after_checkpoint(proc, root: Path, at_least: int, timeout: float = 240)
     raise TimeoutError(f"no last checkpoint of step >= {at_least} under {root} in {timeout} s")
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_bit_identical(tmp_path):
     every_20 = tmp_path / "every_20.yaml"
     every_20.write_text(checkpoints_every(20))

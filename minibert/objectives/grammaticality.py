@@ -13,7 +13,8 @@ Encoders pre-trained by other objectives (minibert.objectives) fit as they are: 
 pairs (next sentence prediction: 19 tokens, 35 positions, 2 segments) reads the sentence as segment 0,
 BERT's convention for single-sentence tasks; `[CLS] A` is exactly the start of its pair layout. A causal
 encoder's [CLS] sees only itself, so there the classifier reads the last row, which has seen the whole
-sentence (GPT's way of classifying).
+sentence (GPT's way of classifying). An encoder of BERT's layout (`EncoderConfig.layout="bert"`) gets BERT's
+head instead, `BertClassifier`: the pooler (dense + tanh) before the linear layer.
 
 Example:
     >>> import numpy as np
@@ -36,6 +37,20 @@ from minibert.objectives.base import Batch, Objective, Scored, Split
 UNGRAMMATICAL, GRAMMATICAL = 0, 1
 
 
+class BertClassifier(nn.Module):
+    """BERT's sequence classifier (`EncoderConfig.layout="bert"`): the pooler, a dense + tanh layer on the
+    [CLS] row, then a linear layer to the classes, (B, width) -> (B, classes). What `BertForSequenceClassification`
+    computes (its dropout aside, which minibert does not use)."""
+
+    def __init__(self, width: int, classes: int = 2) -> None:
+        super().__init__()
+        self.pooler = nn.Linear(width, width)
+        self.classifier = nn.Linear(width, classes)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.classifier(torch.tanh(self.pooler(features)))
+
+
 class Grammaticality(Objective):
     """language: whose sentences are judged (BracketPairs by default)."""
 
@@ -55,7 +70,7 @@ class Grammaticality(Objective):
         self.input_categories = self.categories  # the oracle scores 100% on every sentence: a bound on each
 
     def build(self, config: EncoderConfig) -> None:
-        self.head = nn.Linear(config.width, 2)
+        self.head = BertClassifier(config.width) if config.layout == "bert" else nn.Linear(config.width, 2)
         self.segmented = config.segments > 0
         self.readout = -1 if config.causal else 0  # the row that has seen the whole sentence
 

@@ -26,8 +26,26 @@ from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mea
 from minibert.oracle import mlm_grades
 
 
+class BertLMHead(nn.Module):
+    """BERT's MLM head (`EncoderConfig.layout="bert"`): a dense + GELU + LayerNorm transform of each hidden
+    state, then the decoder to vocabulary logits, (..., width) -> (..., vocab_size). The transform gives the
+    cloze a projection of its own, so that the last layer's states need not be the decoder's inputs as well
+    as what other heads read. What `transformers`' BertForMaskedLM computes (minibert.export)."""
+
+    def __init__(self, width: int, vocab_size: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(width, width)
+        self.act = nn.GELU()  # exact (erf) GELU, BERT's and `transformers`' "gelu"
+        self.norm = nn.LayerNorm(width)
+        self.decoder = nn.Linear(width, vocab_size)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.norm(self.act(self.dense(hidden))))
+
+
 class MaskedLM(Objective):
-    """Cross-entropy on picked positions only, through a linear head to vocabulary logits.
+    """Cross-entropy on picked positions only, through a linear head to vocabulary logits (BERT's transform
+    first, `BertLMHead`, for an encoder of `layout="bert"`).
 
     masking: the recipe for training batches; eval_masking: the recipe of the validation questions
     (BERT's default, so that runs trained on other recipes are graded on the same questions); language:
@@ -58,7 +76,10 @@ class MaskedLM(Objective):
         return self.language.chance
 
     def build(self, config: EncoderConfig) -> None:
-        self.head = nn.Linear(config.width, config.vocab_size)
+        if config.layout == "bert":
+            self.head = BertLMHead(config.width, config.vocab_size)
+        else:
+            self.head = nn.Linear(config.width, config.vocab_size)
         self.causal = config.causal
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:

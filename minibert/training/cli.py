@@ -267,7 +267,8 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def _config_keys(path: str) -> list[str]:
-    """The dotted keys (every level) a YAML config file sets, without `init_args`; none for an unreadable file."""
+    """The dotted keys of the values a YAML config file sets (its leaves: a mapping merges into what is there,
+    a value replaces it), without `init_args`; none for an unreadable file."""
     try:
         with open(path) as f:
             tree = yaml.safe_load(f)
@@ -279,8 +280,9 @@ def _config_keys(path: str) -> list[str]:
         if isinstance(node, dict):
             for k, v in node.items():
                 key = _normal(f"{prefix}{k}")
-                keys.append(key)
                 walk(v, key + "." if key else "")
+        elif prefix:
+            keys.append(prefix[:-1])
 
     walk(tree, "")
     return keys

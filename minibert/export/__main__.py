@@ -1,0 +1,36 @@
+"""python -m minibert.export CHECKPOINT OUT_DIR: a minibert checkpoint as a `transformers` model folder.
+
+Prints the class written and the largest logit difference against minibert measured on the check; a model
+no native class expresses, or a folder that exists, is refused in one line (exit status 2) and nothing is
+written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from minibert.export.checkpoint import read
+from minibert.export.layouts import ExportError
+from minibert.export.write import export
+
+PROG = "python -m minibert.export"
+EXIT_BAD_INPUT = 2
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
+    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a pre-training or fine-tuning checkpoint (.ckpt)")
+    parser.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (new, or empty)")
+    args = parser.parse_args(argv)
+    try:
+        encoder, head, vocab = read(args.checkpoint)
+        done = export(encoder, head, vocab, args.out_dir)
+    except ExportError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+    print(f"wrote {done.path} ({done.hf_class}); max |logit difference| against minibert: {done.max_abs_diff:.2g}")
+
+
+if __name__ == "__main__":
+    main()
