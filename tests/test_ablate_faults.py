@@ -415,6 +415,7 @@ def test_a_run_the_machine_cannot_write_ends_the_grid_with_status_3_naming_the_f
     assert (out / "ablation.md").is_file() and len(list(out.glob(RUN_SUMMARIES))) == 1  # the rest is kept
 
 
+@pytest.mark.slow  # a real process of its own: with the claims
 def test_executor_slurm_without_slurm_is_one_line_with_status_3_before_anything_starts(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)

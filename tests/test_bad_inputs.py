@@ -263,6 +263,7 @@ def test_enough_distinct_bad_inputs():
     assert len(CASES) + len(FILE_CASES) >= 15
 
 
+@pytest.mark.slow  # a real process of its own: with the claims
 def test_real_cli_prints_one_clear_line(tmp_path):
     """The same as a user sees it: `python -m minibert fit ...` exits with status 2, no traceback, and the
     last line of stderr names the setting (one case: the others take the same path through `main`)."""

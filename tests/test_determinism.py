@@ -43,6 +43,7 @@ def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path, one_thread):
     assert metrics(other)["val/n"] == metrics(a)["val/n"]
 
 
+@pytest.mark.slow  # several runs one after another: with the claims
 def test_a_run_after_others_in_one_process_is_the_run_alone(tmp_path, one_thread):
     """Workers train run after run in one process, reusing the CLI's parser: each run's numbers and weights
     are those of the same run in a fresh process."""

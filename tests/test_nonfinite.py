@@ -65,6 +65,7 @@ def test_nan_loss_stops_the_run_naming_step_and_last_finite_loss(tmp_path, capsy
     assert not list(tmp_path.glob("**/summary.json")), "a run stopped by a NaN must not look finished"
 
 
+@pytest.mark.slow  # a real process of its own: with the claims
 def test_a_learning_rate_that_diverges_is_one_line_with_status_2_not_a_traceback(tmp_path):
     result = run_fit(*QUIET, "-c", "configs/pretrain.yaml", "--model.init_args.lr=1e12", "--trainer.max_steps=20",
                      "--data.val_size=100", f"--trainer.default_root_dir={tmp_path}")  # fmt: skip
