@@ -31,6 +31,7 @@ from minibert.objectives import (
 from minibert.text import prepared, wordpiece
 from minibert.text.corpus import Corpus, Document, _paragraphs, stdlib_documents, user_corpus
 from minibert.text.ngrams import NGramCounts
+from minibert.training.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma upsilon omega".split()
@@ -308,9 +309,9 @@ def test_objectives_that_need_a_grammar_refuse_text_in_one_line(text, make):
     assert "\n" not in str(err.value)
 
 
-def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(tmp_path):
-    """Pre-train on a corpus the test writes (python -m minibert, as a user runs it), then fine-tune with
-    another vocabulary size asked: the checkpoint's tokenizer wins, so the ids mean what they meant."""
+def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(tmp_path, monkeypatch):
+    """Pre-train on a corpus the test writes (python -m minibert, as a user runs it), then fine-tune (in this
+    process) with another vocabulary size asked: the checkpoint's tokenizer wins, so the ids mean what they meant."""
     folder = write_corpus(tmp_path / "corpus", n_files=16, lines=80)
     env = {**os.environ, "MINIBERT_CACHE": str(tmp_path / "cache"), "WANDB_MODE": "offline"}
     language = ["--model.init_args.objective.init_args.language.init_args.corpus", str(folder),
@@ -331,7 +332,9 @@ def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(
     fine = [a.replace("120", "90") for a in language]  # another vocabulary asked for
     tune = ["-c", "configs/finetune.yaml", "-c", "configs/languages/text_finetune.yaml", "--trainer.max_steps=2",
             f"--trainer.default_root_dir={tmp_path}/ft", f"--model.init_args.encoder_ckpt={ckpt}"]  # fmt: skip
-    subprocess.run([*fit, *tune, *fine, *common], cwd=ROOT, env=env, check=True, capture_output=True)
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+    main(["fit", *tune, *fine, *common])
     tuned = json.loads(next((tmp_path / "ft").rglob("summary.json")).read_text())
     assert tuned["language"]["tokenizer_sha256"] == corpus["tokenizer_sha256"]
     assert tuned["language"]["sha256"] == corpus["sha256"]

@@ -111,6 +111,16 @@ def _init_worker(runner: int, environ: dict[str, str]) -> None:
     threading.Thread(target=_watch, args=(runner,), name="watch-runner", daemon=True).start()
 
 
+class _OneRunPerWorker(ProcessPoolExecutor):
+    """A pool whose workers each take one run (`max_tasks_per_child=1`). Shut down without waiting (the runner
+    stops on an error), its manager thread may still hear of a worker that finished and replace it in a pool
+    that is gone: Python 3.11 then raises TypeError there, in a thread of its own. Nothing needs replacing."""
+
+    def _adjust_process_count(self) -> None:
+        if self._processes is not None:
+            super()._adjust_process_count()
+
+
 class LocalPool:
     """Runs on this machine, `workers` at a time, each run in a fresh worker process (one torch thread) forked
     from the server: a plug-in's module-level state starts anew with every run, so each run's result is what it
@@ -120,7 +130,7 @@ class LocalPool:
 
     def __init__(self, workers: int) -> None:
         start_fork_server()
-        self.pool = ProcessPoolExecutor(
+        self.pool = _OneRunPerWorker(
             max_workers=workers,
             mp_context=multiprocessing.get_context(START_METHOD),
             initializer=_init_worker,
