@@ -60,20 +60,32 @@ def questions():
     return every_question()
 
 
-def brute_best(inputs, labels, members, weight, causal: bool) -> float:
+class Positions:
+    """Every (question, position) where `where` holds, with what a predictor sees there once worked out:
+    `keys[i]` = (the input it sees, its position), `label[i]` and `weight[i]` (the question's probability)."""
+
+    def __init__(self, inputs, labels, weight, where, causal: bool) -> None:
+        self.q, self.t = np.nonzero(where)
+        self.keys = [(tuple(inputs[q, : t + 1] if causal else inputs[q]), t) for q, t in zip(self.q, self.t)]
+        self.label, self.weight = labels[self.q, self.t], weight[self.q]
+
+    def members(self, members: np.ndarray) -> np.ndarray:
+        """(N,) which of these positions are members of a (Q, T) category."""
+        return members[self.q, self.t]
+
+
+def brute_best(at: Positions, members: np.ndarray) -> float:
     """The best accuracy on the member questions of any predictor that maps what it sees to a token."""
     votes: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for q, t in zip(*np.nonzero(members)):
-        seen = tuple(inputs[q, : t + 1] if causal else inputs[q])
-        votes[(seen, t)][int(labels[q, t])] += weight[q]
-    return sum(max(v.values()) for v in votes.values()) / (weight[:, None] * members).sum()
+    for i in np.flatnonzero(at.members(members)):
+        votes[at.keys[i]][int(at.label[i])] += at.weight[i]
+    return sum(max(v.values()) for v in votes.values()) / at.weight[at.members(members)].sum()
 
 
-def accuracy(predict, inputs, labels, members, weight, causal: bool) -> float:
-    """Exact accuracy on the member questions of `predict(seen, t) -> token`."""
-    hits = [weight[q] * (predict(tuple(inputs[q, : t + 1] if causal else inputs[q]), t) == labels[q, t])
-            for q, t in zip(*np.nonzero(members))]  # fmt: skip
-    return sum(hits) / (weight[:, None] * members).sum()
+def accuracy(predicted: np.ndarray, at: Positions, members: np.ndarray) -> float:
+    """Exact accuracy on the member questions of a predictor's tokens at every position of `at`."""
+    inside = at.members(members)
+    return (at.weight * (predicted == at.label))[inside].sum() / at.weight[inside].sum()
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -82,17 +94,19 @@ def test_every_ceiling_is_exactly_the_best_any_predictor_reaches_and_references_
     cats = categories(LANG, ids, labels, kind)  # (Q, T, C)
     credit, own = mlm_grades(LANG, RECIPE, inputs, labels, causal, NAMES)
     graded = labels != IGNORE
+    at = Positions(inputs, labels, weight, graded | cats.any(-1), causal)
     rng = np.random.default_rng(0)
     random_tables = [defaultdict(lambda: int(rng.choice(LANG.content_ids))) for _ in range(20)]
     predictors = [lambda seen, t, table=table: table[(seen, t)] for table in random_tables]
     predictors.append(lambda seen, t: seen[t] if seen[t] != 1 else LANG.content_ids[0])  # copy the shown token
+    predicted = [np.array([predict(*key) for key in at.keys]) for predict in predictors]  # (N,) each
     for j, name in enumerate(("", *NAMES)):
         members = graded if not name else cats[..., j - 1]
         total = (weight[:, None] * members).sum()
         bayes = (weight[:, None] * members * credit).sum() / total
-        best = brute_best(inputs, labels, members, weight, causal)
-        for predict in predictors:  # random tables and copying the shown token never beat the best
-            assert accuracy(predict, inputs, labels, members, weight, causal) <= best + 1e-12, name
+        best = brute_best(at, members)
+        for tokens in predicted:  # random tables and copying the shown token never beat the best
+            assert accuracy(tokens, at, members) <= best + 1e-12, name
         if not name or name in INPUT_CATEGORIES:  # decided by the input: the Bayes predictor is the best
             assert bayes == pytest.approx(best, abs=1e-12), name
         elif not np.isnan(own[..., j - 1]).any():  # the category's own best predictor is the bound
@@ -103,6 +117,6 @@ def test_every_ceiling_is_exactly_the_best_any_predictor_reaches_and_references_
             assert best >= bayes - 1e-12, name
     # the reference is beaten where hidden truth decides: copying the shown token is right on every kept one
     kept = cats[..., NAMES.index("kind_kept")]
-    copy = accuracy(predictors[-1], inputs, labels, kept, weight, causal)
+    copy = accuracy(predicted[-1], at, kept)
     bayes_kept = (weight[:, None] * kept * credit).sum() / (weight[:, None] * kept).sum()
     assert copy == pytest.approx(1.0) and bayes_kept < copy - 0.01, bayes_kept  # 97.0% both sides, 98.5% left
