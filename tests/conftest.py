@@ -53,7 +53,7 @@ def scripts():
 
 
 @pytest.fixture(scope="session")
-def default_grid(tmp_path_factory, request):
+def default_grid(tmp_path_factory):
     """`python scripts/ablate.py` on the default grid with 3 seeds, run once per session (slow tests only):
     its return code, stderr, wall time and collected results."""
     import time
@@ -68,8 +68,6 @@ def default_grid(tmp_path_factory, request):
         [sys.executable, "scripts/ablate.py", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900
     )
     wall_time_s = time.perf_counter() - start
-    if _needs(request.session.items, "dyck_grid"):
-        _start_dyck_grid()
     grid = load_grid(ROOT / "configs/ablations/default.yaml", root=ROOT)
     results = Results.collect(plan(list(grid.experiments), [0, 1, 2], out, ROOT))
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
@@ -115,11 +113,10 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected what will not run
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """The Dyck claims run last: their grid (about 6 minutes of one core) trains in the background, with one
-    worker, beside the tests before them, most of which keep one core of two busy. It starts once the default
-    grid, which takes both cores, has finished (at once where no test needs that one)."""
+    """The Dyck claims run last: their grid (about 6 minutes of one core) trains in the background from the
+    start, with one worker, beside the claim tests before them, most of which keep one core of two busy."""
     items.sort(key=lambda item: "dyck_grid" in getattr(item, "fixturenames", ()))  # stable: the rest keep order
-    if _needs(items, "dyck_grid") and not _needs(items, "default_grid"):
+    if _needs(items, "dyck_grid"):
         _start_dyck_grid()
 
 
