@@ -113,8 +113,8 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected what will not run
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """The Dyck claims run last: their grid (about 6 minutes of one core) trains in the background from the
-    start, with one worker, beside the claim tests before them, most of which keep one core of two busy."""
+    """The Dyck claims run last: their grid (the claim tier's longest item) trains in the background from the
+    start, with two workers, beside the claim tests before them, most of which keep one core of two busy."""
     items.sort(key=lambda item: "dyck_grid" in getattr(item, "fixturenames", ()))  # stable: the rest keep order
     if _needs(items, "dyck_grid"):
         _start_dyck_grid()
@@ -123,7 +123,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 def _start_dyck_grid() -> None:
     if "dyck_grid" not in _BACKGROUND:
         out = Path(tempfile.mkdtemp(prefix="minibert-dyck-grid-"))
-        _BACKGROUND["dyck_grid"] = (start_grid(DYCK_CLAIMS[0], out, *DYCK_CLAIMS[1:], "--workers", "1"), out)
+        _BACKGROUND["dyck_grid"] = (start_grid(DYCK_CLAIMS[0], out, *DYCK_CLAIMS[1:], "--workers", "2"), out)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -4,14 +4,18 @@ run after the step under way with `last.ckpt` saved at that step and status 128 
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from pathlib import Path
 
+import lightning as L
 import pytest
 import torch
 
 from minibert.training.checkpoints import newest_last_checkpoint
+from minibert.training.fit import fit
+from minibert.training.preemption import Preempted
 from tests.clirun import checkpoints_every, run_fit, start_fit, summaries, weights
 
 MAX_STEPS = 300
@@ -39,11 +43,8 @@ def checkpoint_step(path: Path) -> int:
     return torch.load(path, map_location="cpu", weights_only=True)["global_step"]
 
 
-# SIGUSR1 (the save on a signal) in the fast tier; SIGTERM and the bit-identical resume after it with the claims
-@pytest.mark.parametrize(
-    ("signum", "status", "resume"),
-    [pytest.param(signal.SIGTERM, 143, True, marks=pytest.mark.slow), (signal.SIGUSR1, 138, False)],
-)
+@pytest.mark.slow  # signals to a real training process: with the claims
+@pytest.mark.parametrize(("signum", "status", "resume"), [(signal.SIGTERM, 143, True), (signal.SIGUSR1, 138, False)])
 def test_a_signal_saves_the_current_step_and_resume_matches_an_uninterrupted_run(tmp_path, signum, status, resume):
     root = tmp_path / "preempted"
     got, stderr, args = signal_after_first_checkpoint(tmp_path, root, signum)
@@ -64,3 +65,36 @@ def test_a_signal_saves_the_current_step_and_resume_matches_an_uninterrupted_run
     assert {k: got[k] for k in metrics} == {k: want[k] for k in metrics}
     want_w, got_w = (weights(newest_last_checkpoint(r)) for r in (tmp_path / "reference", root))
     assert want_w.keys() == got_w.keys() and all(torch.equal(want_w[k], got_w[k]) for k in want_w)
+
+
+class SignalAt(L.Callback):
+    """Sends this process `signum` at the end of training step `step`, before Preemption looks for one."""
+
+    def __init__(self, signum: int, step: int) -> None:
+        self.signum, self.step = signum, step
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step == self.step:
+            os.kill(os.getpid(), self.signum)
+
+
+def test_a_signal_in_this_process_saves_that_step_and_stops_with_128_plus_signum(tmp_path, capsys):
+    """The fast tier's check of the path the claims test in real processes: the step under way is saved as
+    last.ckpt, the run stops with status 138 and says how to continue, and the handler it replaced is back."""
+    layer = tmp_path / "signal.yaml"
+    layer.write_text(
+        checkpoints_every(100)
+        + f"""\
+    - class_path: tests.test_preemption.SignalAt
+      init_args: {{signum: {int(signal.SIGUSR1)}, step: 3}}
+"""
+    )
+    before = signal.getsignal(signal.SIGUSR1)
+    with pytest.raises(Preempted) as stopped:
+        fit(["configs/pretrain.yaml", layer], ["--trainer.max_steps=20", "--data.val_size=64"], root_dir=tmp_path)
+    assert stopped.value.code == 138
+    (saved,) = tmp_path.glob("**/checkpoints/last.ckpt")
+    assert checkpoint_step(saved) == 3
+    err = capsys.readouterr().err
+    assert "stopped by SIGUSR1 after step 3" in err and "--ckpt_path last" in err
+    assert signal.getsignal(signal.SIGUSR1) == before
