@@ -220,36 +220,29 @@ def flags_after_configs(args: Sequence[str]) -> tuple[list[str], list[str]]:
     ['fit', '-c', 'a.yaml', '--data.val_size=10']
     """
     head = 1 + next((i for i, a in enumerate(args) if a in _SUBCOMMANDS), -1)
-    configs: list[list[str]] = []
-    flags: list[list[str]] = []
-    order: list[tuple[str, list[str]]] = []  # ("config" | "flag", group), as given
+    groups: list[tuple[bool, list[str]]] = []  # (is a config file, its words), as given
     rest = list(args[head:])
     while rest:
         arg = rest.pop(0)
         if arg in ("-c", "--config") and rest:
-            group = [arg, rest.pop(0)]
-            configs.append(group)
-            order.append(("config", group))
+            groups.append((True, [arg, rest.pop(0)]))
         elif arg.startswith(("-c=", "--config=")):
-            configs.append([arg])
-            order.append(("config", [arg]))
+            groups.append((True, [arg]))
         else:
             group = [arg]
             while "=" not in arg and arg.startswith("--") and rest and not rest[0].startswith("--") and rest[0] != "-c":
                 group.append(rest.pop(0))
-            flags.append(group)
-            order.append(("flag", group))
+            groups.append((False, group))
+    keys = {i: _config_keys(g[-1].partition("=")[2] or g[-1]) for i, (is_file, g) in enumerate(groups) if is_file}
     notes = []
-    for i, (kind, group) in enumerate(order):
-        key = _flag_key(group[0]) if kind == "flag" else None
-        if not key:
-            continue
-        later = [g[-1].partition("=")[2] or g[-1] for k, g in order[i + 1 :] if k == "config"]
-        for path in later:
-            if any(_overlaps(key, k) for k in _config_keys(path)):
-                notes.append(f"note: --{group[0].lstrip('-').partition('=')[0]} is kept over {path}, given after it")
-                break
-    return [*args[:head], *(a for g in configs for a in g), *(a for g in flags for a in g)], notes
+    for i, (is_file, group) in enumerate(groups):
+        key = None if is_file else _flag_key(group[0])
+        later = [j for j in keys if j > i]
+        if key and (j := next((j for j in later if any(_overlaps(key, k) for k in keys[j])), None)) is not None:
+            path = groups[j][1][-1].partition("=")[2] or groups[j][1][-1]
+            notes.append(f"note: --{group[0].lstrip('-').partition('=')[0]} is kept over {path}, given after it")
+    ordered = [w for is_file in (True, False) for f, g in groups if f == is_file for w in g]
+    return [*args[:head], *ordered], notes
 
 
 def _flag_key(flag: str) -> str | None:
