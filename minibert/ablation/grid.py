@@ -102,6 +102,9 @@ class Experiment:
     encoder_from: str | None = None
     metrics: Annotated[tuple[str, ...], Strings("metric names")] = ()  # what the report shows; empty: all logged
     reference: Annotated[dict[str, float], Numbers()] = field(default_factory=dict)
+    # what the experiment is, axis -> value (objective: mlm), for the results table; a sweep adds its named
+    # axes' labels, and minibert.report.axes adds what its configs set differently from the grid's others
+    axes: dict[str, Any] = field(default_factory=dict)
 
     def cli_args(self) -> list[str]:
         """The overrides as LightningCLI arguments, e.g. ['--model.init_args.regime=full']."""
@@ -293,9 +296,9 @@ def _build(cls: type, where: str, entry: Any) -> Any:
     return cls(**{k: _value(f"{where}{sep}{k}", hints[k], v) for k, v in given.items()})
 
 
-def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str, str], Alternative]]]]:
-    """The axes of an entry's `sweep` and `zip`: for each, its placeholder names and, per value, the labels
-    it gives those placeholders and what it adds."""
+def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str, str], Alternative]], bool]]:
+    """The axes of an entry's `sweep` and `zip`: for each, its placeholder names, per value the labels it
+    gives those placeholders and what it adds, and whether its labels are named (not made from a value)."""
     axes = []
     sweep = entry.get("sweep", {})
     if not isinstance(sweep, dict) or ("sweep" in entry and not sweep):
@@ -315,10 +318,10 @@ def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str,
                 ({key: label}, _build(Alternative, f"{at}.{label}", {} if alt is None else alt))
                 for label, alt in values.items()
             ]
-            axes.append(([key], alts))
+            axes.append(([key], alts, True))
         elif isinstance(values, list) and values:
             short = key.rsplit(".", 1)[-1]
-            axes.append(([short], [({short: f"{short}{v}"}, Alternative(overrides={key: v})) for v in values]))
+            axes.append(([short], [({short: f"{short}{v}"}, Alternative(overrides={key: v})) for v in values], False))
         else:
             raise GridError(
                 f"{at} must be a non-empty list of values (or a mapping of named alternatives), got {values!r}"
@@ -333,7 +336,7 @@ def _axes(where: str, entry: dict) -> list[tuple[list[str], list[tuple[dict[str,
             ({s: f"{s}{v}" for s, v in zip(shorts, row)}, Alternative(overrides=dict(zip(zipped, row))))
             for row in zip(*zipped.values())
         ]
-        axes.append((shorts, values))
+        axes.append((shorts, values, False))
     return axes
 
 
@@ -354,7 +357,7 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
         return [_experiment(where, entry, root)]
     axes = _axes(where, entry)
     exclude = _value(f"{where}.exclude", list[dict[str, Any]], entry.get("exclude", []))
-    placeholders = {p for names, _ in axes for p in names}
+    placeholders = {p for names, _, _ in axes for p in names}
     for i, rule in enumerate(exclude):
         if not rule:
             raise GridError(f"{where}.exclude[{i}] is empty: it would leave out every combination")
@@ -366,7 +369,8 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
     named = {"name": "x"} if isinstance(base.get("name"), str) else {}  # a template is checked once filled
     _build(Experiment, where, {**base, **named})  # the entry's own fields, before they are combined
     experiments, excluded = [], set()
-    for combo in itertools.product(*(values for _, values in axes)):
+    named_axes = [named for _, _, named in axes]
+    for combo in itertools.product(*(values for _, values, _ in axes)):
         labels = {k: v for part, _ in combo for k, v in part.items()}
         hits = {i for i, rule in enumerate(exclude) if all(labels.get(k) == str(v) for k, v in rule.items())}
         if hits:
@@ -380,7 +384,8 @@ def _experiments(where: str, entry: Any, root: Path) -> list[Experiment]:
             overrides.update(alt.overrides)
         name = base["name"]
         name = _fill(f"{where}.name", name, labels) if "{" in name else f"{name}/{'-'.join(labels.values())}"
-        combined = {**base, "name": name, "overrides": overrides,
+        named = {k: v for (part, _), is_named in zip(combo, named_axes) if is_named for k, v in part.items()}
+        combined = {**base, "name": name, "overrides": overrides, "axes": {**(base.get("axes") or {}), **named},
                     "configs": [*base["configs"], *(c for _, alt in combo for c in alt.configs)]}  # fmt: skip
         if isinstance(base.get("encoder_from"), str):
             combined["encoder_from"] = _fill(f"{where}.encoder_from", base["encoder_from"], labels)

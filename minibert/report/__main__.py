@@ -1,0 +1,5 @@
+import sys
+
+from minibert.report.render import main
+
+sys.exit(main())

@@ -1,0 +1,72 @@
+"""Figures a page declares, drawn from the table: each returns the Markdown that shows it, and writes its PNG
+beside the page. Labels are whole (wrapped, never cut); every figure states what its bars or bands are.
+
+- `forest`: paired differences with their 95% intervals against zero (a page's answer in one picture);
+- `lines`: one figure per selection over an axis (a budget, a rate, a length), mean and 95% band per arm.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
+
+from minibert.atomic_writes import write_atomic  # noqa: E402
+from minibert.report.query import Diff, Stat  # noqa: E402
+
+
+def save(fig, path: Path) -> None:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})  # same data, same bytes
+    plt.close(fig)
+    write_atomic(path, buffer.getvalue())
+
+
+def _wrap(label: str, width: int = 38) -> str:
+    return "\n".join(textwrap.wrap(label, width)) or label
+
+
+def forest(path: Path, rows: list[tuple[str, Diff]], title: str) -> None:
+    """One row per (label, Diff): the difference oriented so that > 0 favours the first arm, in points."""
+    fig, ax = plt.subplots(figsize=(8.5, 0.62 * len(rows) + 1.3))
+    for i, (_, d) in enumerate(rows):
+        iv, scale = d.favour, 100 if d.a.proportion else 1
+        decided = iv.lo > 0 or iv.hi < 0
+        ax.errorbar(scale * iv.mean, i, xerr=[[scale * (iv.mean - iv.lo)], [scale * (iv.hi - iv.mean)]], fmt="o",
+                    capsize=3, color="tab:blue" if decided else "tab:gray")  # fmt: skip
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(rows)), [_wrap(label) for label, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("paired difference, points (> 0: the first arm better); 95% interval; grey: undecided")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, ylabel: str, title: str,
+          logx: bool = False) -> None:  # fmt: skip
+    """One line per series name: (x, Stat) points, mean and 95% band (points for proportions)."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for name, points in series.items():
+        points = sorted((x, s) for x, s in points if s.seeds)
+        if not points:
+            continue
+        scale = 100 if points[0][1].proportion else 1
+        xs = [x for x, _ in points]
+        ax.plot(xs, [scale * s.mean for _, s in points], marker="o", ms=4, lw=1.4, label=name)
+        ax.fill_between(xs, [scale * s.interval.lo for _, s in points], [scale * s.interval.hi for _, s in points],
+                        alpha=0.2, lw=0)  # fmt: skip
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    save(fig, path)

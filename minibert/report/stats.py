@@ -1,0 +1,79 @@
+"""The statistics every page uses: one interval per kind of quantity, one verdict, one formatter.
+
+- An accuracy over seeds: `minibert.ablation.intervals.accuracy_interval`, seed spread plus the sampling of
+  the validation questions when every seed graded the same set (when each seed drew its own, the spread over
+  seeds holds that error already).
+- Any other figure over seeds (a loss, a probe's UUAS, a count): the t-interval over seeds.
+- A paired difference A - B: per-seed differences, plus both accuracies' sampling terms on a shared set.
+- A verdict: the interval's side of zero, or equivalence when it lies inside a stated margin.
+
+Figures are shown in points (100 x) for accuracies, as they are measured otherwise.
+
+Example:
+    >>> iv = Interval(0.2212, 0.2112, 0.2312, 30)
+    >>> fmt(iv), verdict(iv), verdict(Interval(0.001, -0.004, 0.006, 10), margin=0.01)
+    ('22.1 (21.1 to 23.1)', 'A better', 'equivalent within ±1.0')
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+
+from minibert.ablation.intervals import NAN, Interval, accuracy_interval, difference_interval, t95
+
+__all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number"]
+
+
+def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
+    """Mean over seeds of one figure with its 95% interval; `n`: questions of a validation set every seed
+    shared (None when each seed drew its own, or for a figure that is not a proportion)."""
+    clean = [v for v in values.values() if not math.isnan(v)]
+    if proportion:
+        return accuracy_interval(clean, n)
+    if not clean:
+        return NAN
+    mean = statistics.fmean(clean)
+    if len(clean) < 2:
+        return Interval(mean, mean, mean, 1)
+    half = t95(len(clean) - 1) * statistics.stdev(clean) / math.sqrt(len(clean))
+    return Interval(mean, mean - half, mean + half, len(clean), len(clean) - 1)
+
+
+def paired(a: Mapping[int, float], b: Mapping[int, float], n_a: float | None, n_b: float | None) -> Interval:
+    """A - B over the seeds both have: the seeds' spread of the differences, plus the validation sampling
+    of each proportion where `n_a`, `n_b` are given (a shared set; see `summary`)."""
+    return difference_interval(dict(a), dict(b), n_a, n_b)
+
+
+def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B") -> str:
+    """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero,
+    'equivalent within ±m' when it lies inside (-margin, margin), else 'undecided'."""
+    if math.isnan(iv.mean):
+        return "no data"
+    if iv.lo > 0:
+        return f"{a} better"
+    if iv.hi < 0:
+        return f"{b} better"
+    if margin is not None and -margin < iv.lo and iv.hi < margin:
+        return f"equivalent within ±{number(margin)}"
+    return "undecided"
+
+
+def number(x: float, scale: float = 100, digits: int = 1) -> str:
+    """One figure: `x * scale` to `digits` decimals, thousands separated; 'n/a' for NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x * scale:,.{digits}f}"
+
+
+def fmt(iv: Interval, scale: float = 100, digits: int = 1, signed: bool = False) -> str:
+    """'22.1 (21.1 to 23.1)': mean and 95% interval; one seed: the mean alone; no seeds: 'n/a'."""
+    if math.isnan(iv.mean):
+        return "n/a"
+    sign = "+" if signed and iv.mean > 0 else ""
+    mean = f"{sign}{number(iv.mean, scale, digits)}"
+    if iv.seeds < 2 and iv.lo == iv.hi:
+        return mean
+    return f"{mean} ({number(iv.lo, scale, digits)} to {number(iv.hi, scale, digits)})"

@@ -1,0 +1,116 @@
+"""One tidy results table: a row per run, metric and category, a column per variable.
+
+Columns, in order:
+- `grid`, `experiment`, `stage` (pretrain | finetune), then the grid's axes (minibert.report.axes: objective,
+  language, budget, regime, ...), so a query never parses a name;
+- `seed`, `val_seed` (the validation set the run graded: one value for every seed of an experiment means
+  the sampling of its questions is an error every seed shares, see minibert.report.stats);
+- `metric` (`val/acc`, `val/gap/acc`, `val/mlm/acc`, `train/loss`, `wall_time_s`, ...), `category` ('' for
+  all questions, `opener`, `dist_2_3`, ...), `value`, `n` (the questions behind an accuracy; empty for
+  other metrics);
+- `run` (the run's config hash: its folder `seed<s>-<run>`) and `code` (the source hash of the code that
+  made it; empty for runs made before summaries recorded it).
+
+An accuracy key `val/<head>[ceiling/|gap/|bayes/]acc[_<category>]` becomes metric `val/<head>[...]acc` and
+its category; its count `val/<head>n[_<category>]` becomes the `n` of those rows. Each grid's table is
+`<out>/results.csv`, written by the runner and read by every page.
+
+Example:
+    >>> import pandas as pd
+    >>> t = read("results/dyck")
+    >>> mlm = t.query("objective == 'MaskedLM' and stage == 'pretrain' and metric == 'val/gap/acc' and category == ''")
+    >>> sorted(mlm.experiment.unique())
+    ['dyck/pretrain/mlm', 'dyck/pretrain/mlm_causal']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from minibert.ablation import accuracies
+from minibert.ablation.grid import Grid
+from minibert.atomic_writes import write_atomic
+from minibert.report.axes import grid_axes
+
+FILE = "results.csv"
+FIRST = ["grid", "experiment", "stage"]
+LAST = ["seed", "val_seed", "metric", "category", "value", "n", "run", "code"]
+_RUN = re.compile(r"seed\d+-(?P<run>[0-9a-f]+)$")
+
+
+def grid_name(grid: Grid) -> str:
+    return Path(grid.path).stem
+
+
+def _split(metric: str) -> tuple[str, str] | None:
+    """(metric, category) of an accuracy key, or None for its count and for keys that are not accuracies."""
+    key = accuracies.parse(metric)
+    if key is None:
+        return metric, ""
+    if key.role == "n":
+        return None
+    return accuracies.AccKey(key.prefix, key.role, "").key(key.role), key.category
+
+
+def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str | Path = ".") -> pd.DataFrame:
+    """The table of `grid` from its runs, each (experiment, seed, run, metrics, code): `metrics` the numeric
+    entries of the run's summary (None for a NaN) plus its `seeds/val`."""
+    axes = grid_axes(grid, root)
+    stages = {e.name: e.job_type for e in grid.experiments}
+    reserved = {*FIRST, *LAST}  # a setting named like a column (`seed` in data.seed) is renamed
+    axes = {e: {(f"setting {k}" if k in reserved else k): v for k, v in a.items()} for e, a in axes.items()}
+    names = list(next(iter(axes.values())))
+    rows = []
+    for experiment, seed, run, metrics, code in runs:
+        if experiment not in axes:
+            raise ValueError(f"{experiment} is not an experiment of {grid.path}")
+        counts = {}
+        for key, value in metrics.items():
+            parsed = accuracies.parse(key)
+            if parsed is not None and parsed.role == "n":
+                counts[(parsed.prefix, parsed.category)] = value
+        val_seed = metrics.get("seeds/val")
+        for key, value in metrics.items():
+            if key.startswith("seeds/") or (split := _split(key)) is None:
+                continue
+            parsed = accuracies.parse(key)
+            n = counts.get((parsed.prefix, parsed.category)) if parsed else None
+            rows.append({"grid": grid_name(grid), "experiment": experiment, "stage": stages[experiment],
+                         **axes[experiment], "seed": seed, "val_seed": val_seed, "metric": split[0],
+                         "category": split[1], "value": math.nan if value is None else float(value),
+                         "n": n, "run": run, "code": code})  # fmt: skip
+    columns = [*FIRST, *names, *LAST]
+    return pd.DataFrame(rows, columns=columns).sort_values(["experiment", "seed", "metric", "category"], kind="stable")
+
+
+def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
+    """The table of the finished `runs` (minibert.ablation.runner.Run with their summaries)."""
+
+    def entries():
+        for run, summary in runs:
+            metrics = {k: v for k, v in summary.items() if isinstance(v, (int, float)) or v is None}
+            if isinstance(val := (summary.get("seeds") or {}).get("val"), int):
+                metrics["seeds/val"] = val
+            code = (summary.get("code") or {}).get("source_hash")
+            yield run.experiment.name, run.seed, run.key, metrics, code
+
+    return tidy(grid, entries(), root)
+
+
+def write(table: pd.DataFrame, out: str | Path) -> Path:
+    """`<out>/results.csv`, atomically (a killed writer leaves the old table)."""
+    path = Path(out) / FILE
+    write_atomic(path, table.to_csv(index=False, lineterminator="\n", float_format="%.10g"))
+    return path
+
+
+def read(out: str | Path) -> pd.DataFrame:
+    """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('')."""
+    table = pd.read_csv(Path(out) / FILE, dtype={"category": str, "run": str, "code": str})
+    table["category"] = table["category"].fillna("")
+    return table
