@@ -85,7 +85,6 @@ def test_zip_takes_its_lists_in_step(tmp_path):
 
 
 CLAIM = {"text": "t", "value": {"experiment": "a", "metric": "val/acc"}, "at_least": "0.9"}
-TABLE = {"cells": "x/{language}/{row}", "languages": {"pairs": "p"}, "rows": {"a": "A"}}
 # (a change to the one experiment, the grid's other top-level entries, the message)
 BAD = [
     # sweeps
@@ -119,10 +118,6 @@ BAD = [
     ({"overrides": ["trainer.max_steps=4"]}, {}, "overrides must be a mapping"),
     ({"encoder_from": ["b"]}, {}, "encoder_from must be a non-empty string"),
     ({}, {"claims": [CLAIM]}, "claims[0].at_least must be a number, got '0.9'"),
-    # tables that read no experiment of their grid
-    ({}, {"tables": {"t": TABLE}}, "tables.t reads x/pairs/a"),
-    ({}, {"tables": {"t": {**TABLE, "cells": "{lang}/{row}"}}}, "may name only {language}"),
-    ({}, {"tables": {"t": {"cells": "a", "languages": {"pairs": "p"}}}}, "tables.t is missing ['rows']"),
 ]  # fmt: skip
 
 

@@ -18,8 +18,6 @@ A grid file (see configs/ablations/default.yaml):
       - text: frozen [CLS] is at chance
         value: {experiment: finetune/frozen, metric: val/acc}
         at_most: 0.60
-    tables:                                     # optional: pages scripts/bert_tables.py builds (see probes.yaml)
-      probes: {cells: "probes/{language}/{row}", languages: {pairs: bracket pairs}, rows: {full: fine-tuning}}
 
 An entry may stand for many experiments, the product of its axes (as a Hydra multirun sweep does):
 
@@ -144,26 +142,11 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class Table:
-    """A page that scripts/bert_tables.py builds from the grid's results: the cells it reads (`cells`, a
-    name with `{language}` and `{row}`; the page adds its own suffixes), its languages (name -> label) and
-    its rows in display order (name -> what the page shows beside it: a label, or published figures)."""
-
-    cells: str
-    languages: dict[str, Any]
-    rows: dict[str, Any]
-
-    def cell(self, language: str, row: str) -> str:
-        return self.cells.format(language=language, row=row)
-
-
-@dataclass(frozen=True)
 class Grid:
     experiments: tuple[Experiment, ...]  # in dependency order: an experiment after the one it loads
     claims: tuple[Claim, ...] = ()
     reference_source: str = ""
     path: str = ""
-    tables: dict[str, Table] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -215,7 +198,6 @@ class _File:
     experiments: list[Any]  # entries, each expanded by `_experiments`
     claims: list[Claim] = field(default_factory=list)
     reference_source: str = ""
-    tables: dict[str, Table] = field(default_factory=dict)
 
 
 def _is_number(value: Any) -> bool:
@@ -259,10 +241,6 @@ def _value(where: str, hint: Any, value: Any) -> Any:
         if not isinstance(value, list):
             raise GridError(f"{where} must be a list, got {value!r}")
         return [_value(f"{where}[{i}]", args[0], v) for i, v in enumerate(value)] if args else value
-    if origin is dict and args and dataclasses.is_dataclass(args[1]):  # named entries, e.g. tables
-        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            raise GridError(f"{where} must be a mapping of names to entries, got {value!r}")
-        return {k: _build(args[1], f"{where}.{k}", v) for k, v in value.items()}
     if origin is dict:  # Overrides
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
             raise GridError(f"{where} must be a mapping of dotted keys to values, got {value!r}")
@@ -479,16 +457,5 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
                 raise GridError(
                     f"{where}.{k}.experiment={ref.experiment!r} is not an experiment; valid: {', '.join(names)}"
                 )
-    for name, table in grid.tables.items():
-        for language in table.languages:
-            for row in table.rows:
-                try:
-                    cell = table.cell(language, row)
-                except (KeyError, IndexError, ValueError, AttributeError, TypeError):
-                    raise GridError(
-                        f"{path}: tables.{name}.cells={table.cells!r} may name only {{language}} and {{row}}"
-                    ) from None
-                if not any(n == cell or n.startswith((f"{cell}/", f"{cell}-")) for n in names):  # + the page's suffix
-                    raise GridError(f"{path}: tables.{name} reads {cell}, which is not an experiment of the grid")
     experiments = _in_dependency_order(path, experiments)
-    return Grid(tuple(experiments), tuple(grid.claims), grid.reference_source, str(path), grid.tables)
+    return Grid(tuple(experiments), tuple(grid.claims), grid.reference_source, str(path))
