@@ -60,6 +60,11 @@ class Stat:
     def mean(self) -> float:
         return self.interval.mean
 
+    @property
+    def sd(self) -> float:
+        """The spread over seeds (`stats.sd`), in the figure's own units."""
+        return stats.sd(self.values)
+
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.proportion else 1)
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from minibert.ablation.intervals import NAN, Interval, accuracy_interval, difference_interval, t95
 
-__all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number"]
+__all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number", "sd"]
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
@@ -45,6 +45,17 @@ def paired(a: Mapping[int, float], b: Mapping[int, float], n_a: float | None, n_
     """A - B over the seeds both have: the seeds' spread of the differences, plus the validation sampling
     of each proportion where `n_a`, `n_b` are given (a shared set; see `summary`)."""
     return difference_interval(dict(a), dict(b), n_a, n_b)
+
+
+def sd(values: Mapping[int, float]) -> float:
+    """The spread over seeds (sample standard deviation, NaN values left out; NaN below two seeds): how far
+    one seed's figure strays, shown beside the interval of the mean when a recipe is judged on its spread.
+
+    >>> round(sd({0: 0.1, 1: 0.2, 2: 0.3}), 6), sd({0: 0.5})
+    (0.1, nan)
+    """
+    clean = [v for v in values.values() if not math.isnan(v)]
+    return statistics.stdev(clean) if len(clean) > 1 else math.nan
 
 
 def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B") -> str:
