@@ -1,6 +1,6 @@
 """Wall-clock figures the README states, checked on this machine (`pytest benchmarks`; not part of the default
 `pytest`, whose results must not depend on how fast or busy the machine is). The bounds leave about 2x room
-over the figures measured on the project's quiet 2-core machine (README, results/recipe.md)."""
+over the figures measured on the project's quiet 2-core machine (README, docs/reliability.md)."""
 
 from __future__ import annotations
 

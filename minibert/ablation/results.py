@@ -131,8 +131,8 @@ class Results:
         if unknown := sorted({r.experiment.name for r, _ in summaries} - set(meanings)):
             warnings.warn(
                 f"the runs of {', '.join(unknown)} were made by older code and do not say what their accuracies "
-                "measure: their figures get no chance line and one axis per head; `python "
-                "scripts/relabel_references.py --out OUT` describes them",
+                "measure: their figures get no chance line and one axis per head; train them again (`--force`) "
+                "to have them described",
                 stacklevel=2,
             )
         return cls(dict(values), summaries, meanings, own)
