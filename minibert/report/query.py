@@ -149,6 +149,14 @@ class Data:
         lower = bool(LOWER_IS_BETTER.search(metric)) if lower_is_better is None else lower_is_better
         return Diff(sa, sb, iv, lower)
 
+    def between(self, a: str, b: str, category: str = "", **where: Any) -> Diff:
+        """Metric `a` - metric `b` of one experiment, paired by seed: e.g. the Bayes predictor's accuracy minus
+        the run's on a category that has no bound (a reference gap, which a model may beat)."""
+        sa, sb = self.stat(a, category, **where), self.stat(b, category, **where)
+        shared = sa.shared and sb.shared
+        iv = stats.paired(sa.values, sb.values, sa.n if shared else None, sb.n if shared else None)
+        return Diff(sa, sb, iv, False)
+
     def total(self, metric: str = "wall_time_s", **where: Any) -> float:
         """The sum of `metric` over the selected runs (e.g. their own wall time)."""
         return float(self.rows(metric=metric, category="", **where)["value"].sum())
