@@ -1,5 +1,6 @@
 """Dyck's claims at the research grid's recipe (configs/ablations/dyck.yaml), on 3 seeds: the language is
-not saturated, and the grid tells objectives apart; the gap report reads the same figures."""
+not saturated, and the grid tells objectives apart. (Its pages are rendered from the table:
+tests/test_dyck_pages.py.)"""
 
 import pytest
 
@@ -43,23 +44,3 @@ def test_pretraining_pays_for_fine_tuning_on_every_seed(dyck_grid):
     full = by_seed(dyck_grid, "dyck/finetune/mlm-full", "val/acc")
     none = by_seed(dyck_grid, "dyck/finetune/no_pretrain", "val/acc")
     assert all(full[s] > none[s] for s in SEEDS), (full, none)
-
-
-def test_the_gap_report_shows_the_runs_own_figures_with_the_reports_intervals(dyck_grid, scripts):
-    assert scripts("gap_report").main(["--grid", "configs/ablations/dyck.yaml", "--out", str(dyck_grid.out)]) == 0
-    text = (dyck_grid.out / "gap.md").read_text()
-    metrics = ("val/acc", "val/ceiling/acc", "val/bayes/acc_dist_8_plus")
-    acc, ceiling, bayes = (by_seed(dyck_grid, "dyck/pretrain/mlm", m) for m in metrics)
-    far = by_seed(dyck_grid, "dyck/pretrain/mlm", "val/acc_dist_8_plus")
-    row = next(line for line in text.splitlines() if line.startswith("| dyck/pretrain/mlm |"))
-    # every seed graded its own validation set, so the sampling error is in the seeds' spread (n=None)
-    assert f"| {difference_interval(ceiling, acc, None, None).percent()} |" in row  # the overall gap
-    assert f"| {difference_interval(bayes, far, None, None).percent()} † |" in row  # a reference, marked
-    assert "gap/" not in text and (dyck_grid.out / "gap_curves.png").stat().st_size > 10_000
-    assert (dyck_grid.out / "gap_by_distance.png").stat().st_size > 10_000
-
-
-def test_the_gap_report_says_when_it_has_fewer_seeds_than_asked(dyck_grid, scripts, capsys):
-    assert scripts("gap_report").main(["--grid", "configs/ablations/dyck.yaml", "--out", str(dyck_grid.out),
-                                       "--seeds", "4"]) == 0  # fmt: skip
-    assert "warning: fewer than 4 finished seeds for dyck/pretrain/mlm" in capsys.readouterr().err

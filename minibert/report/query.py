@@ -100,6 +100,19 @@ class Diff:
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.a.proportion else 1, signed=True)
 
+    # read like a Stat's, so a figure draws a difference (A - B, as measured) as it draws a figure
+    @property
+    def seeds(self) -> int:
+        return self.interval.seeds
+
+    @property
+    def mean(self) -> float:
+        return self.interval.mean
+
+    @property
+    def proportion(self) -> bool:
+        return self.a.proportion
+
 
 class Data:
     """One grid's table, with how it was made (`<out>/run.json`: command, date, machine, wall time)."""
