@@ -114,7 +114,7 @@ def grid_axes(grid: Grid, root: str | Path = ".") -> dict[str, dict[str, Any]]:
     for e in grid.experiments:
         derived = {n: _value(k[1], full[e.name].get(k)) for n, k in named.items()}
         labels = dict(e.axes)
-        if source[e.name]:  # the upstream's sweep labels describe the encoder this run fine-tunes
+        if source[e.name] and e.job_type == "finetune":  # the upstream's labels describe the encoder it tunes
             labels = {**axes[source[e.name]]["_labels"], **labels}
         axes[e.name] = {**derived, **labels, "_labels": labels}
     names = list(dict.fromkeys(k for a in axes.values() for k in a if k != "_labels"))

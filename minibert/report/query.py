@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -50,6 +51,7 @@ class Stat:
 
     @property
     def proportion(self) -> bool:
+        """An accuracy-like figure (an accuracy, its ceiling, a reference or a gap between two): in points."""
         return self.n is not None or accuracies.parse(self.metric) is not None
 
     @property
@@ -126,9 +128,15 @@ class Data:
         made = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
         return cls(table.read(out), made, str(out))
 
+    @functools.cached_property
+    def _by_metric(self) -> dict[tuple[str, str], pd.DataFrame]:
+        return {key: rows for key, rows in self.frame.groupby(["metric", "category"], sort=False)}
+
     def rows(self, **where: Any) -> pd.DataFrame:
         """Rows whose columns equal the given values (a list: any of them); unknown columns are an error."""
         frame = self.frame
+        if isinstance(where.get("metric"), str) and isinstance(where.get("category"), str):  # the common question
+            frame = self._by_metric.get((where.pop("metric"), where.pop("category")), frame.iloc[:0])
         for column, value in where.items():
             if column not in frame.columns:
                 raise QueryError(f"{self.out}: no column {column!r}; columns: {', '.join(frame.columns)}")
@@ -138,20 +146,65 @@ class Data:
     def experiments(self, **where: Any) -> list[str]:
         return list(dict.fromkeys(self.rows(**where)["experiment"]))
 
+    @functools.cached_property
+    def _cells(self) -> dict[tuple[str, str, str], tuple[dict[int, float], list[float], set]]:
+        """(experiment, metric, category) -> ({seed: value}, its question counts, its validation seeds): one
+        pass over the table, so a page's thousands of questions cost a dictionary lookup each."""
+        cells: dict = {}
+        f = self.frame
+        for e, m, c, seed, v, n, vs in zip(f["experiment"], f["metric"], f["category"], f["seed"], f["value"],
+                                           f["n"], f["val_seed"]):  # fmt: skip
+            values, counts, val_seeds = cells.setdefault((e, m, c), ({}, [], set()))
+            values[int(seed)] = float(v)
+            if n == n:  # not NaN
+                counts.append(float(n))
+            val_seeds.add(None if vs != vs else vs)
+        return cells
+
+    @functools.cached_property
+    def _columns_of(self) -> dict[str, dict[str, Any]]:
+        """experiment -> the columns that are one value per experiment (grid, stage, axes)."""
+        per = [c for c in self.frame.columns if c not in ("seed", "val_seed", "metric", "category", "value", "n",
+                                                          "run", "code")]  # fmt: skip
+        first = self.frame.drop_duplicates("experiment")[per]
+        return {row["experiment"]: {k: None if v != v else v for k, v in row.items()}  # NaN: the axis does not apply
+                for row in first.to_dict("records")}  # fmt: skip
+
+    def _match(self, metric: str, category: str, where: dict) -> list[str]:
+        if unknown := [k for k in where if k not in self.frame.columns]:
+            raise QueryError(f"{self.out}: no column {unknown[0]!r}; columns: {', '.join(self.frame.columns)}")
+        if any(k not in next(iter(self._columns_of.values()), {}) for k in where):  # e.g. seed: the rows decide
+            return list(dict.fromkeys(self.rows(metric=metric, category=category, **where)["experiment"]))
+        wanted = {k: [None if x != x else x for x in (v if isinstance(v, (list, tuple)) else [v])]
+                  for k, v in where.items()}  # fmt: skip
+        return [e for e, cols in self._columns_of.items() if (e, metric, category) in self._cells
+                and all(cols[k] in values for k, values in wanted.items())]  # fmt: skip
+
     def stat(self, metric: str, category: str = "", **where: Any) -> Stat:
-        rows = self.rows(metric=metric, category=category, **where)
-        found = list(dict.fromkeys(rows["experiment"]))
+        found = self._match(metric, category, where)
         if len(found) != 1:
             what = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise QueryError(f"{self.out}: {metric} {category!r} where {what} matches {len(found)} experiments "
                              f"({', '.join(found) or 'none'}); a figure is one experiment's")  # fmt: skip
-        values = dict(zip(rows["seed"].astype(int), rows["value"].astype(float)))
-        counts = rows["n"].dropna()
-        n = float(counts.mean()) if len(counts) else None
-        shared = rows["val_seed"].nunique(dropna=False) == 1
-        proportion = n is not None or accuracies.parse(metric) is not None
-        iv = stats.summary(values, n if shared else None, proportion)
+        values, counts, val_seeds = self._cells[(found[0], metric, category)]
+        if "seed" in where:
+            seeds = set(where["seed"] if isinstance(where["seed"], (list, tuple)) else [where["seed"]])
+            values = {s: v for s, v in values.items() if s in seeds}
+        n = sum(counts) / len(counts) if counts else None
+        shared = len(val_seeds) == 1
+        key = accuracies.parse(metric)
+        if key is not None and key.role == "gap" and (found[0], key.key("ceiling"), category) in self._cells:
+            # a gap is ceiling minus accuracy on the same questions: paired, with both sampling terms
+            ceiling = self.stat(key.key("ceiling"), category, experiment=found[0])
+            acc = self.stat(key.key("acc"), category, experiment=found[0])
+            iv = stats.gap(values, ceiling.mean, acc.mean, ceiling.n if shared else None)
+        else:
+            iv = stats.summary(values, n if shared else None, key is not None and key.role != "gap")
         return Stat(found[0], metric, category, values, n, shared, iv)
+
+    def of(self, **where: Any) -> Data:
+        """The same grid narrowed to the selected rows (a page asking many questions of one experiment)."""
+        return Data(self.rows(**where), self.made, self.out)
 
     def diff(self, metric: str, a: dict, b: dict, category: str = "", lower_is_better: bool | None = None) -> Diff:
         """A - B on `metric`, paired by seed; `a`, `b`: selections as for `stat`."""

@@ -1,6 +1,6 @@
 """Every page from the results tables, by one command:
 
-    python -m minibert.report            # rebuild every page (seconds)
+    python -m minibert.report            # rebuild every grid's report and every page (seconds)
     python -m minibert.report --check    # exit 1 naming each page that its table would change
 
 A page is a Jinja2 template under `configs/pages/`, at the path of the page it renders
@@ -24,8 +24,9 @@ from pathlib import Path
 import jinja2
 
 from minibert.atomic_writes import write_atomic
-from minibert.report import figures, stats
+from minibert.report import figures, grid_report, stats
 from minibert.report.query import Data, QueryError, markdown_table
+from minibert.report.table import FILE
 
 PAGES = Path("configs/pages")
 
@@ -68,8 +69,11 @@ class Renderer:
 
 
 def build(root: str | Path = ".", check: bool = False) -> list[Path]:
-    """Render every page; returns the pages written, or with `check` those whose text would change."""
+    """Render every grid's own report and every declared page; returns the pages written, or with `check`
+    those whose text would change."""
     renderer, changed = Renderer(root), []
+    for table in sorted(Path(root).glob(f"results/**/{FILE}")):
+        changed += grid_report.write(table.parent, grid_report.grid_of(table.parent, root), check=check)
     for template in renderer.templates():
         try:
             page, text = renderer.render(template)

@@ -21,7 +21,7 @@ import math
 import statistics
 from collections.abc import Mapping
 
-from minibert.ablation.intervals import NAN, Interval, accuracy_interval, difference_interval, t95
+from minibert.ablation.intervals import NAN, Interval, _quantile, _seed_term, accuracy_interval, difference_interval, t95
 
 __all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number", "sd"]
 
@@ -56,6 +56,21 @@ def sd(values: Mapping[int, float]) -> float:
     """
     clean = [v for v in values.values() if not math.isnan(v)]
     return statistics.stdev(clean) if len(clean) > 1 else math.nan
+
+
+def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float | None) -> Interval:
+    """A logged gap (ceiling minus accuracy on the same questions, per seed) over seeds: the seeds' spread of
+    the gaps plus, on a shared set of `n` questions, both proportions' sampling terms (as `paired`)."""
+    clean = [v for v in values.values() if not math.isnan(v)]
+    if not clean:
+        return NAN
+    mean = statistics.fmean(clean)
+    seed_var, seed_df = _seed_term(clean)
+    sampling = (ceiling * (1 - ceiling) + accuracy * (1 - accuracy)) / n if n else 0.0
+    total = seed_var + sampling
+    t, df = _quantile(seed_var, seed_df, total)
+    half = t * math.sqrt(total)
+    return Interval(mean, max(-1.0, mean - half), min(1.0, mean + half), len(clean), df)
 
 
 def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B") -> str:

@@ -1,0 +1,163 @@
+"""Every grid's own report, `<out>/ablation.md` and `<out>/dashboard.html`, from its table alone.
+
+The first screen answers the grid's question: its claims and the comparisons `scripts/compare.py` recorded in
+`<out>/comparisons/`, each a paired difference with its 95% interval, the seeds behind it and a verdict, and
+the same as one figure (`claims.png`). How the grid was run follows (`run.json`), then one narrow overview row
+per experiment, then each experiment's categories behind a toggle (in Markdown: under its own heading).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from minibert.ablation import accuracies
+from minibert.ablation.grid import Claim, Grid, load_grid
+from minibert.atomic_writes import write_atomic
+from minibert.report import figures, stats
+from minibert.report.query import Data, Diff, Stat
+
+TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
+                               lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                               autoescape=jinja2.select_autoescape(["html"]))  # fmt: skip
+
+
+@dataclass
+class Section:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    note: str = ""
+    folded: bool = False  # behind a toggle on the dashboard
+
+
+@dataclass
+class Answer:
+    """One row of the first screen: a claim or a recorded comparison."""
+
+    text: str
+    figure: str  # the difference or value, with its interval
+    seeds: str
+    verdict: str
+    diff: Diff | None = None  # for the figure
+    extra: list[str] = field(default_factory=list)
+
+
+def _stat_or_none(data: Data, metric: str, category: str = "", **where) -> Stat | None:
+    rows = data.rows(metric=metric, category=category, **where)
+    return data.stat(metric, category, **where) if len(rows) else None
+
+
+def _metric(name: str) -> tuple[str, str]:
+    """A logged key as (metric, category): `val/acc_opener` -> ('val/acc', 'opener')."""
+    key = accuracies.parse(name)
+    if key is None or key.role == "n":
+        return name, ""
+    return accuracies.AccKey(key.prefix, key.role, "").key(key.role), key.category
+
+
+def claim_answer(claim: Claim, data: Data) -> Answer:
+    """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
+    value's interval against its bounds. Holds when the whole interval is on the claimed side."""
+    if claim.value is not None:
+        metric, category = _metric(claim.value.metric)
+        s = data.stat(metric, category, experiment=claim.value.experiment)
+        scale = 100 if s.proportion else 1
+        lo = -math.inf if claim.at_least is None else claim.at_least
+        hi = math.inf if claim.at_most is None else claim.at_most
+        holds = lo <= s.interval.lo and s.interval.hi <= hi
+        fails = s.interval.hi < lo or s.interval.lo > hi
+        bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
+                             if b is not None)  # fmt: skip
+        verdict = "holds" if holds else "fails" if fails else "undecided"
+        return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
+    metric, category = _metric(claim.higher.metric)
+    d = data.diff(metric, {"experiment": claim.higher.experiment}, {"experiment": claim.lower.experiment},
+                  category, lower_is_better=False)  # fmt: skip
+    verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
+    return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d)
+
+
+def compare_answers(out: Path, data: Data) -> list[Answer]:
+    """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
+    table by the one interval method."""
+    answers = []
+    for path in sorted((out / "comparisons").glob("*.json")):
+        recorded = json.loads(path.read_text())
+        metric, category = _metric(recorded["metric"])
+        for pair in recorded["pairs"]:
+            d = data.diff(metric, {"experiment": pair["a"]}, {"experiment": pair["b"]}, category,
+                          recorded.get("lower_is_better"))  # fmt: skip
+            a, b = pair["a"].rsplit("/", 1)[-1], pair["b"].rsplit("/", 1)[-1]
+            answers.append(Answer(f"{a} vs {b}: {recorded['metric']} (`comparisons/{path.stem}`)", d.say(a, b),
+                                  str(d.interval.seeds), d.verdict(a, b), d))  # fmt: skip
+    return answers
+
+
+def overview(data: Data) -> Section:
+    """One row per experiment: seeds, its headline accuracy, ceiling and gap (or its strongest reference)."""
+    rows = []
+    for e in data.experiments():
+        acc, ceiling, gap = (_stat_or_none(data, m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
+        seeds = len(data.seeds(experiment=e))
+        rows.append([e, str(seeds), *(str(s) if s else "–" for s in (acc, ceiling, gap))])
+    note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
+            "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
+            "ceiling, or not a cloze test).")  # fmt: skip
+    return Section("Experiments", ["experiment", "seeds", "accuracy", "ceiling", "gap"], rows, note)
+
+
+def details(data: Data, experiment: str) -> Section:
+    """Every accuracy and category of one experiment, with its question count."""
+    data = data.of(experiment=experiment)
+    rows, seen = [], data.frame
+    measure = accuracies.measure("accuracy")
+    for (metric, category), _ in seen.groupby(["metric", "category"], sort=False):
+        if accuracies.parse(metric) is None and category == "":
+            s = data.stat(metric, experiment=experiment)
+            rows.append([metric, "", "–", str(s)])
+            continue
+        s = data.stat(metric, category, experiment=experiment)
+        label = measure.label(category) if category else "all"
+        n = "–" if s.n is None else f"{s.n:,.0f}"
+        rows.append([metric, label, n, str(s)])
+    rows.sort(key=lambda r: (accuracies.parse(r[0]) is None, r[0]))
+    note = "Accuracies in points with their 95% interval; other figures as logged (mean, 95% t-interval)."
+    return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
+
+
+def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
+    """The grid whose table is in `out` (its `grid` column names `configs/ablations/<grid>.yaml`)."""
+    name = Data.load(out).frame["grid"].iloc[0]
+    return load_grid(Path(root) / "configs/ablations" / f"{name}.yaml", root)
+
+
+def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
+    """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv`; returns the
+    files whose text changed (with `check`, none is written)."""
+    out = Path(out)
+    data = Data.load(out)
+    answers = [claim_answer(c, data) for c in grid.claims if c.experiments() <= set(data.experiments())]
+    answers += compare_answers(out, data)
+    written = []
+    figure = ""
+    if drawn := [(a.text, a.diff) for a in answers if a.diff is not None]:
+        if not check:
+            figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
+        figure = "claims.png"
+    sections = [overview(data), *(details(data, e) for e in data.experiments())]
+    made = {k: v for k, v in data.made.items() if k != "seeds (each run's summary.json `seeds`)"}
+    context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
+               "made": made, "sections": sections, "source": grid.reference_source,
+               "seeds": data.seeds(), "runs": data.runs()}  # fmt: skip
+    for name in ("ablation.md", "dashboard.html"):
+        text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
+        if not (out / name).is_file() or (out / name).read_text() != text:
+            written.append(out / name)
+            if not check:
+                write_atomic(out / name, text)
+    return written
