@@ -15,14 +15,13 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
+from minibert.languages import Dyck
+from minibert.masking import MaskingRecipe, mlm_categories
+from minibert.oracle import mlm_grades
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
-
-import numpy as np  # noqa: E402
-
-from minibert.languages import Dyck  # noqa: E402
-from minibert.masking import MaskingRecipe, mlm_categories  # noqa: E402
-from minibert.oracle import mlm_grades  # noqa: E402
 
 
 def resident() -> int:

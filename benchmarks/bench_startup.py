@@ -17,13 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
+from minibert.training import cli
+from minibert.training.fit import fit
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import torch  # noqa: E402
-
-from minibert.training import cli  # noqa: E402
-from minibert.training.fit import fit  # noqa: E402
 
 
 class _NeverCached(dict):

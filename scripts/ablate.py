@@ -2,7 +2,7 @@
 
     python scripts/ablate.py                              # default grid, 3 seeds, into results/
     python scripts/ablate.py --only 'finetune/*' --seeds 5
-    python scripts/ablate.py --report-only                # rebuild csv/md/png/html from finished runs
+    python scripts/ablate.py --report-only                # rebuild the table and report from finished runs
     python scripts/ablate.py --executor slurm --slurm-partition cpu --workers 64   # one SLURM job per run
 
 Runs are resumable: a rerun reuses runs whose summary.json is complete and was made by the same code, and
@@ -19,7 +19,7 @@ Exit code 0 when every run succeeded, 1 when some failed (each is listed with it
 from __future__ import annotations
 
 import argparse
-import itertools
+import json
 import os
 import platform
 import re
@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from tqdm import tqdm  # noqa: E402
 
@@ -112,8 +111,8 @@ if __name__ == "__main__" and trains_locally(parse_args()):
 from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
 from minibert.ablation.lock import Busy, OutLock  # noqa: E402
 from minibert.ablation.preflight import preflight  # noqa: E402
-from minibert.ablation.report import ReportError, write_report  # noqa: E402
 from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
+from minibert.report.grid_report import ReportError, record, write  # noqa: E402
 
 
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
@@ -269,20 +268,24 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     check_metrics(grid, logged_metrics(finished))
     reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
-    header = [
-        f"date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"command: `{command}`",
-        f"grid: {args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
-        f"reported: {len(reported)}",
-        f"machine: {os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: {args.workers}"
-        + (f", executor: {args.executor}" if args.executor != "local" else ""),
-        f"wall time of this invocation: {time.perf_counter() - start:.1f} s "
-        f"({trained} runs trained, {len(done) - trained} reused, {len(runs) - len(done)} missing)",
-        f"sum of the runs' own wall times: {sum(r.summary()['wall_time_s'] for r in done):.1f} s",
-    ]
-    if args.report_only and (before := trained_header(out)):  # the figures of the run that trained stay
-        header = [f"report rebuilt from the finished runs by `{command}`, {header[0]}", *before]
-    written = write_report(out, grid, reported, finished, header, replace=args.replace_report)
+    if args.report_only and not finished and (out / "results.csv").is_file():  # a clone: the committed table
+        written = write(out, grid)
+    elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
+        made = json.loads((out / "run.json").read_text())
+        written = record(out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report)
+    else:
+        made = {
+            "date": _now(),
+            "command": command,
+            "grid": f"{args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
+            f"reported: {len(reported)}",
+            "machine": f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: "
+            f"{args.workers}" + (f", executor: {args.executor}" if args.executor != "local" else ""),
+            "wall time of this invocation": f"{time.perf_counter() - start:.1f} s ({trained} runs trained, "
+            f"{len(done) - trained} reused, {len(runs) - len(done)} missing)",
+            "sum of the runs' own wall times": f"{sum(r.summary()['wall_time_s'] for r in done):.1f} s",
+        }
+        written = record(out, grid, finished, made, args.replace_report, ROOT)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs):
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
@@ -296,15 +299,8 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     return 1 if failed or len(done) < len(runs) else 0
 
 
-def trained_header(out: Path) -> list[str]:
-    """The header lines (date, command, times) of the existing report in `out`, without an earlier
-    "report rebuilt" line; empty when there is none."""
-    try:
-        lines = (out / "ablation.md").read_text().splitlines()
-    except OSError:
-        return []
-    header = list(itertools.takewhile(lambda line: line.startswith("- "), lines[2:]))
-    return [line[2:] for line in header if not line.startswith("- report rebuilt")]
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 if __name__ == "__main__":

@@ -25,16 +25,21 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from minibert.ablation import accuracies
+from minibert.ablation.grid import Grid, GridError, load_grid
+from minibert.ablation.power import Comparison, compare, half_width, seeds_needed
+from minibert.ablation.runner import plan
+from minibert.atomic_writes import write_atomic, write_json
+from minibert.report import grid_report
+from minibert.report.query import Data
+from minibert.report.table import from_runs
 
-from minibert.ablation import accuracies  # noqa: E402
-from minibert.ablation.grid import Grid, GridError, MetricRef, load_grid  # noqa: E402
-from minibert.ablation.power import Comparison, compare, half_width, seeds_needed  # noqa: E402
-from minibert.ablation.results import Results  # noqa: E402
-from minibert.ablation.runner import plan  # noqa: E402
-from minibert.atomic_writes import write_atomic, write_json  # noqa: E402
-from scripts import ablate  # noqa: E402
+try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
+    from scripts import ablate
+except ImportError:
+    import ablate
+
+ROOT = Path(__file__).resolve().parent.parent
 
 EXIT_BAD_INPUT = 2
 
@@ -82,9 +87,10 @@ def run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
 
 def differences(args: argparse.Namespace, grid: Grid, seeds: list[int]) -> dict[tuple[str, str], dict[int, float]]:
     """(A, B) -> {seed: A - B} for every pair of arms, in the direction where > 0 means A is better."""
-    runs = plan(grid.select(args.arms), seeds, Path(args.out).resolve(), ROOT)
-    results = Results.collect(runs)
-    values = {arm: results.get(MetricRef(arm, args.metric)) for arm in args.arms}
+    runs = [r for r in plan(grid.select(args.arms), seeds, Path(args.out).resolve(), ROOT) if r.done]
+    data = Data(from_runs(grid, [(r, r.summary()) for r in runs], ROOT))
+    metric, category = grid_report.metric_and_category(args.metric)
+    values = {arm: data.stat(metric, category, experiment=arm).values for arm in args.arms}
     sign = -1.0 if args.lower_is_better else 1.0
     return {
         (a, b): {s: sign * (values[a][s] - values[b][s]) for s in seeds if s in values[a] and s in values[b]}

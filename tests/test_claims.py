@@ -4,14 +4,24 @@ One slow run of `python scripts/ablate.py` (the session fixture `default_grid`, 
 test_pretrain.py) feeds every assertion here.
 """
 
+import math
 import statistics
 
 import pytest
 
 from minibert.ablation.grid import load_grid
-from minibert.ablation.report import claim_by_seed
 
 pytestmark = pytest.mark.slow
+
+
+def claim_by_seed(claim, results) -> dict[int, bool]:
+    """Whether the claim holds on each seed that has all the values it needs."""
+    if claim.value is not None:
+        lo = -math.inf if claim.at_least is None else claim.at_least
+        hi = math.inf if claim.at_most is None else claim.at_most
+        return {s: lo <= v <= hi for s, v in results.get(claim.value).items()}
+    lower, higher = results.get(claim.lower), results.get(claim.higher)
+    return {s: lower[s] < higher[s] for s in sorted(set(lower) & set(higher))}
 
 
 def test_every_run_of_the_default_grid_succeeds(default_grid):

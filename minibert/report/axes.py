@@ -30,10 +30,21 @@ import yaml
 from minibert.ablation.grid import Grid
 
 # settings that say how a run is logged or checkpointed, not what it is
-_IGNORED = ("trainer.default_root_dir", "trainer.callbacks", "trainer.logger", "trainer.log_every_n_steps",
-            "trainer.enable_", "trainer.accelerator", "trainer.devices", "trainer.val_check_interval",
-            "trainer.check_val_every_n_epoch", "trainer.num_sanity_val_steps", "seed_everything",
-            "model.class_path", "model.init_args.encoder_ckpt")  # fmt: skip  (model.class_path is the stage)
+_IGNORED = (
+    "trainer.default_root_dir",
+    "trainer.callbacks",
+    "trainer.logger",
+    "trainer.log_every_n_steps",
+    "trainer.enable_",
+    "trainer.accelerator",
+    "trainer.devices",
+    "trainer.val_check_interval",
+    "trainer.check_val_every_n_epoch",
+    "trainer.num_sanity_val_steps",
+    "seed_everything",
+    "model.class_path",
+    "model.init_args.encoder_ckpt",
+)  # fmt: skip  (model.class_path is the stage)
 
 
 _NO_PRETRAIN = ("model.init_args.regime", "no_pretrain")

@@ -42,8 +42,10 @@ def forest(path: Path, rows: list[tuple[str, Diff]], title: str) -> None:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(rows)), [_wrap(label) for label, _ in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("paired difference, points (> 0: the claim holds, or the first-named arm is better);\n"
-                  "95% interval; grey: undecided")
+    ax.set_xlabel(
+        "paired difference, points (> 0: the claim holds, or the first-named arm is better);\n"
+        "95% interval; grey: undecided"
+    )
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     save(fig, path)

@@ -18,7 +18,7 @@ import jinja2
 from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
-from minibert.report import figures, stats
+from minibert.report import figures, stats, table
 from minibert.report.query import Data, Diff, Stat
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
@@ -52,7 +52,7 @@ def _stat_or_none(data: Data, metric: str, category: str = "", **where) -> Stat 
     return data.stat(metric, category, **where) if len(rows) else None
 
 
-def _metric(name: str) -> tuple[str, str]:
+def metric_and_category(name: str) -> tuple[str, str]:
     """A logged key as (metric, category): `val/acc_opener` -> ('val/acc', 'opener')."""
     key = accuracies.parse(name)
     if key is None or key.role == "n":
@@ -64,7 +64,7 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
     value's interval against its bounds. Holds when the whole interval is on the claimed side."""
     if claim.value is not None:
-        metric, category = _metric(claim.value.metric)
+        metric, category = metric_and_category(claim.value.metric)
         s = data.stat(metric, category, experiment=claim.value.experiment)
         scale = 100 if s.proportion else 1
         lo = -math.inf if claim.at_least is None else claim.at_least
@@ -75,7 +75,7 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
                              if b is not None)  # fmt: skip
         verdict = "holds" if holds else "fails" if fails else "undecided"
         return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
-    metric, category = _metric(claim.higher.metric)
+    metric, category = metric_and_category(claim.higher.metric)
     d = data.diff(metric, {"experiment": claim.higher.experiment}, {"experiment": claim.lower.experiment},
                   category, lower_is_better=False)  # fmt: skip
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
@@ -88,7 +88,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):
         recorded = json.loads(path.read_text())
-        metric, category = _metric(recorded["metric"])
+        metric, category = metric_and_category(recorded["metric"])
         for pair in recorded["pairs"]:
             d = data.diff(metric, {"experiment": pair["a"]}, {"experiment": pair["b"]}, category,
                           recorded.get("lower_is_better"))  # fmt: skip
@@ -102,13 +102,31 @@ def overview(data: Data) -> Section:
     """One row per experiment: seeds, its headline accuracy, ceiling and gap (or its strongest reference)."""
     rows = []
     for e in data.experiments():
-        acc, ceiling, gap = (_stat_or_none(data, m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
+        acc, ceiling, gap = (
+            _stat_or_none(data, m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc")
+        )
         seeds = len(data.seeds(experiment=e))
         rows.append([e, str(seeds), *(str(s) if s else "–" for s in (acc, ceiling, gap))])
     note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
             "ceiling, or not a cloze test).")  # fmt: skip
     return Section("Experiments", ["experiment", "seeds", "accuracy", "ceiling", "gap"], rows, note)
+
+
+def against_reference(grid: Grid, data: Data) -> Section | None:
+    """Each figure the grid quotes from the write-up it reproduces (an experiment's `reference:`), beside ours."""
+    rows = []
+    for e in grid.experiments:
+        for name, published in e.reference.items():
+            metric, category = metric_and_category(name)
+            ours = _stat_or_none(data, metric, category, experiment=e.name)
+            if ours is not None:
+                scale = 100 if ours.proportion else 1
+                rows.append([e.name, name, str(ours), stats.number(published, scale, 2 if scale == 1 else 1)])
+    if not rows:
+        return None
+    note = f"Write-up figures: {grid.reference_source}. Ours: mean over seeds with its 95% interval, in points."
+    return Section("Against the write-up", ["experiment", "metric", "ours", "write-up"], rows, note)
 
 
 def details(data: Data, experiment: str) -> Section:
@@ -130,6 +148,34 @@ def details(data: Data, experiment: str) -> Section:
     return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
 
 
+class ReportError(ValueError):
+    """A report that would cover nothing, or fewer runs than the table it replaces; the message says which."""
+
+
+def record(
+    out: str | Path, grid: Grid, finished: list, made: dict, replace: bool = False, root: str | Path = "."
+) -> list[Path]:
+    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv`, how they were
+    made to `out/run.json`, and the grid's report; refuses (ReportError) a table of no run, or one that drops
+    runs of the table already there, unless `replace`."""
+    out = Path(out)
+    if not finished:
+        raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
+    frame = table.from_runs(grid, [(r, r.summary()) for r in finished], root)
+    if (out / table.FILE).is_file() and not replace:
+        before = table.read(out)[["experiment", "seed"]].drop_duplicates()
+        now = set(zip(frame["experiment"], frame["seed"]))
+        if lost := sorted((e, int(s)) for e, s in zip(before["experiment"], before["seed"]) if (e, s) not in now):
+            shown = ", ".join(f"{e} seed {s}" for e, s in lost[:4]) + (" ..." if len(lost) > 4 else "")
+            raise ReportError(
+                f"the table in {out} holds {len(lost)} run(s) this one would drop ({shown}): kept as it is. Give "
+                "the grid and seeds that made it, another --out, or --replace-report"
+            )
+    written = [table.write(frame, out)]
+    write_atomic(out / "run.json", json.dumps(made, indent=1) + "\n")
+    return [*written, out / "run.json", *write(out, grid)]
+
+
 def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
     """The grid whose table is in `out` (its `grid` column names `configs/ablations/<grid>.yaml`)."""
     name = Data.load(out).frame["grid"].iloc[0]
@@ -149,7 +195,8 @@ def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
         if not check:
             figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
         figure = "claims.png"
-    sections = [overview(data), *(details(data, e) for e in data.experiments())]
+    reference = against_reference(grid, data)
+    sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
     made = {k: v for k, v in data.made.items() if k != "seeds (each run's summary.json `seeds`)"}
     context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,

@@ -21,7 +21,15 @@ import math
 import statistics
 from collections.abc import Mapping
 
-from minibert.ablation.intervals import NAN, Interval, _quantile, _seed_term, accuracy_interval, difference_interval, t95
+from minibert.ablation.intervals import (
+    NAN,
+    Interval,
+    _quantile,
+    _seed_term,
+    accuracy_interval,
+    difference_interval,
+    t95,
+)
 
 __all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number", "sd"]
 
