@@ -37,8 +37,22 @@ class QueryError(ValueError):
     """A page asks for something the table does not hold; the message names the page's selection."""
 
 
+class _Interval:
+    """What a figure reads of a Stat or a Diff (A - B, as measured): its mean and how many seeds are behind it."""
+
+    interval: Interval
+
+    @property
+    def seeds(self) -> int:
+        return self.interval.seeds
+
+    @property
+    def mean(self) -> float:
+        return self.interval.mean
+
+
 @dataclass(frozen=True)
-class Stat:
+class Stat(_Interval):
     """One figure of one experiment over its seeds."""
 
     experiment: str
@@ -55,14 +69,6 @@ class Stat:
         return self.n is not None or accuracies.parse(self.metric) is not None
 
     @property
-    def seeds(self) -> int:
-        return self.interval.seeds
-
-    @property
-    def mean(self) -> float:
-        return self.interval.mean
-
-    @property
     def sd(self) -> float:
         """The spread over seeds (`stats.sd`), in the figure's own units."""
         return stats.sd(self.values)
@@ -72,7 +78,7 @@ class Stat:
 
 
 @dataclass(frozen=True)
-class Diff:
+class Diff(_Interval):
     """A - B paired by seed; `lower_is_better` orients the verdict (a gap or a loss)."""
 
     a: Stat
@@ -101,15 +107,6 @@ class Diff:
 
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.a.proportion else 1, signed=True)
-
-    # read like a Stat's, so a figure draws a difference (A - B, as measured) as it draws a figure
-    @property
-    def seeds(self) -> int:
-        return self.interval.seeds
-
-    @property
-    def mean(self) -> float:
-        return self.interval.mean
 
     @property
     def proportion(self) -> bool:
