@@ -470,7 +470,6 @@ def test_local_workers_run_this_checkout_preloaded_on_one_thread_from_any_direct
     probe = ("(__import__('minibert').__file__, 'lightning' in __import__('sys').modules, "
              "__import__('os').environ.get('ASKED'), len(__import__('os').listdir('/proc/self/task')))")  # fmt: skip
     script = (
-        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from minibert.ablation.executors import LocalPool, start_fork_server\n"
         "start_fork_server()\n"
         "import os; os.environ['ASKED'] = 'yes'  # set after the server started\n"
