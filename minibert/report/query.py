@@ -76,6 +76,10 @@ class Stat(_Interval):
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.proportion else 1)
 
+    def against(self, published: float) -> Interval:
+        """Our mean minus one published single run's figure (`stats.reference`), e.g. the write-up's."""
+        return stats.reference(self.values, self.n if self.shared else None, published)
+
 
 @dataclass(frozen=True)
 class Diff(_Interval):

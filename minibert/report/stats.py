@@ -28,10 +28,11 @@ from minibert.ablation.intervals import (
     _seed_term,
     accuracy_interval,
     difference_interval,
+    reference_difference,
     t95,
 )
 
-__all__ = ["NAN", "Interval", "summary", "paired", "verdict", "fmt", "number", "sd"]
+__all__ = ["NAN", "Interval", "summary", "paired", "reference", "verdict", "fmt", "number", "sd"]
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
@@ -53,6 +54,18 @@ def paired(a: Mapping[int, float], b: Mapping[int, float], n_a: float | None, n_
     """A - B over the seeds both have: the seeds' spread of the differences, plus the validation sampling
     of each proportion where `n_a`, `n_b` are given (a shared set; see `summary`)."""
     return difference_interval(dict(a), dict(b), n_a, n_b)
+
+
+def reference(values: Mapping[int, float], n: float | None, published: float) -> Interval:
+    """Our mean over seeds minus one published single run's figure (a write-up's): that run carries one seed's
+    spread and, on `n` questions of its own, its own sampling error as well as ours. Within noise when the
+    interval covers zero.
+
+    >>> iv = reference({0: 0.90, 1: 0.91, 2: 0.89}, 2000, 0.895)
+    >>> iv.lo < 0 < iv.hi, reference({0: 0.90, 1: 0.91, 2: 0.89}, 2000, 0.80).lo > 0
+    (True, True)
+    """
+    return reference_difference(list(values.values()), n, published)
 
 
 def sd(values: Mapping[int, float]) -> float:
