@@ -1,10 +1,11 @@
-"""scripts/ablate.py on a tiny grid: outputs, resumption, kills, failures and bad input."""
+"""scripts/ablate.py on a tiny grid: outputs (the grid's table, how it was run, its report), resumption,
+kills, failures and bad input."""
 
 import contextlib
-import csv
 import functools
 import importlib.util
 import io
+import json
 import os
 import re
 import signal
@@ -19,6 +20,8 @@ from pathlib import Path
 import lightning as L
 import pytest
 import yaml
+
+from minibert.report import table
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_SUMMARIES = "runs/*/*/*/summary.json"  # <out>/runs/<group>/<name>/<seed-key>/summary.json
@@ -113,9 +116,14 @@ def ablate(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def csv_runs(out: Path) -> Counter:
-    with open(out / "ablation.csv") as f:
-        rows = list(csv.DictReader(f))
-    return Counter((r["experiment"], r["seed"]) for r in rows if r["metric"] == "val/acc")
+    """(experiment, seed) -> how many rows of the grid's table hold that run's accuracy on all questions."""
+    rows = table.read(out).query("metric == 'val/acc' and category == ''")
+    return Counter((e, str(s)) for e, s in zip(rows["experiment"], rows["seed"]))
+
+
+def made(out: Path) -> dict:
+    """How the table was made (<out>/run.json)."""
+    return json.loads((out / "run.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -126,24 +134,27 @@ def finished(tmp_path_factory):
     return grid, out, result
 
 
-def test_tiny_grid_writes_csv_md_png_html(finished):
+def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
     grid, out, result = finished
     assert result.returncode == 0, result.stderr
     assert csv_runs(out) == Counter(
         {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
     )
+    assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {"results.csv", "run.json", "ablation.md",
+                                                                   "dashboard.html", "claims.png"}  # fmt: skip
+    assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
     md = (out / "ablation.md").read_text()
-    for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full", "89.4%", "causal openers below"):
-        assert name in md
-    assert "6 runs trained, 0 reused" in md
-    pngs = sorted(p.name for p in out.glob("*.png"))
-    # the claims' paired differences first (the grid's answer), then bars and curves
-    assert pngs == ["claims.png", "finetune_curves.png", "finetune_metrics.png", "pretrain_curves.png",
-                    "pretrain_metrics.png"]  # fmt: skip
-    assert all((out / p).read_bytes().startswith(b"\x89PNG") for p in pngs)
+    answer = md.split("## The answer", 1)[1].split("## How it was run", 1)[0]
+    assert "| causal openers below bidirectional openers |" in answer  # the grid's claim, on the first screen
+    for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full"):
+        assert f"| {name} | 2 |" in md  # each experiment's row with its seeds
+    assert re.search(r"^\| pretrain/bidirectional \| val/acc \| .+ \| 89\.4 \|$", md, re.M)  # beside the write-up
+    assert (out / "claims.png").read_bytes().startswith(b"\x89PNG")
     page = (out / "dashboard.html").read_text()
-    assert sorted(re.findall(r'<img alt="[^"]+" src="([^"]+)">', page)) == pngs  # linked, not copied
+    assert re.findall(r'<img alt="[^"]+" src="([^"]+)">', page) == ["claims.png"]  # linked, not copied
     assert "http://" not in page and "https://" not in page  # opens offline
+    for text in (md, page):  # the command held the tmp folders' absolute paths: no page names them
+        assert str(out.parent) not in text and "--out …/out" in text
     assert not list(out.rglob("*.tmp"))  # atomic writes leave no temporaries
 
 
@@ -153,25 +164,58 @@ def test_second_invocation_skips_everything(finished):
     stamps = [p.stat().st_mtime_ns for p in summaries]
     result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "2")
     assert result.returncode == 0, result.stderr
-    assert "0 runs trained, 6 reused" in (out / "ablation.md").read_text()
+    assert "0 runs trained, 6 reused" in made(out)["wall time of this invocation"]
     assert [p.stat().st_mtime_ns for p in summaries] == stamps
     assert csv_runs(out) == Counter({k: 1 for k in csv_runs(out)})
 
 
-def test_report_only_rebuilds_without_training(finished):
+def test_report_only_rebuilds_without_training_and_keeps_how_the_runs_were_made(finished):
     grid, out, _ = finished
+    before, summaries = made(out), sorted(out.glob(RUN_SUMMARIES))
+    stamps = [p.stat().st_mtime_ns for p in summaries]
     (out / "ablation.md").unlink()
     result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--report-only")
     assert result.returncode == 0, result.stderr
-    assert "0 runs trained, 6 reused" in (out / "ablation.md").read_text()
+    after = made(out)
+    rebuilt = after.pop("table rebuilt")
+    assert after == before  # the date, command, machine and wall time of the invocation that trained
+    assert rebuilt.startswith("python scripts/ablate.py --grid ") and "--report-only" in rebuilt
+    md = (out / "ablation.md").read_text()
+    assert "0 runs trained, 6 reused" in md and "- table rebuilt: python scripts/ablate.py" in md
+    assert [p.stat().st_mtime_ns for p in summaries] == stamps and len(csv_runs(out)) == 6
+
+
+def clone(out: Path, to: Path) -> Path:
+    """What a clone of the repository holds of a grid's results: its table and run.json, no runs/."""
+    for name in ("results.csv", "run.json"):
+        (to / name).write_bytes((out / name).read_bytes())
+    return to
+
+
+def test_report_only_on_a_clone_renders_the_committed_table_and_changes_no_record(finished, tmp_path):
+    grid, out, _ = finished
+    result = ablate("--grid", str(grid), "--out", str(clone(out, tmp_path)), "--report-only")
+    assert "Traceback" not in result.stderr and "error" not in result.stderr, result.stderr
+    for name in ("results.csv", "run.json"):
+        assert (tmp_path / name).read_bytes() == (out / name).read_bytes()
+    assert "| causal openers below bidirectional openers |" in (tmp_path / "ablation.md").read_text()
+    assert (tmp_path / "dashboard.html").is_file() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="scripts/ablate.py counts a clone's runs as missing: '9 of 9 runs have no "
+                   "result', status 1, though nothing was asked to run")  # fmt: skip
+def test_report_only_on_a_clone_exits_0(finished, tmp_path):
+    grid, out, _ = finished
+    result = ablate("--grid", str(grid), "--out", str(clone(out, tmp_path)), "--report-only")
+    assert result.returncode == 0, result.stderr
 
 
 def test_only_narrows_what_runs_not_what_is_reported(finished):
     grid, out, _ = finished
     result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--only", "pretrain/causal")
     assert result.returncode == 0, result.stderr
-    assert "0 runs trained, 2 reused" in (out / "ablation.md").read_text()
-    assert len(csv_runs(out)) == 6  # the other experiments' finished runs stay in the tables
+    assert "0 runs trained, 2 reused" in made(out)["wall time of this invocation"]
+    assert len(csv_runs(out)) == 6  # the other experiments' finished runs stay in the table
 
 
 def test_only_pulls_in_the_pretraining_run_a_finetune_cell_needs(finished, tmp_path):
@@ -200,7 +244,7 @@ def test_killed_run_is_redone_and_counted_once(tmp_path):
     assert 1 <= killed_with < 6
     result = ablate("--grid", str(grid), "--out", str(out), "--seeds", "2", "--workers", "2")
     assert result.returncode == 0, result.stderr
-    assert f"{6 - killed_with} runs trained, {killed_with} reused" in (out / "ablation.md").read_text()
+    assert f"{6 - killed_with} runs trained, {killed_with} reused" in made(out)["wall time of this invocation"]
     assert csv_runs(out) == Counter({k: 1 for k in csv_runs(out)}) and len(csv_runs(out)) == 6
 
 
@@ -303,17 +347,16 @@ def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
     offline = list(out.glob("runs/*/*/*/wandb/offline-run-*"))
     assert len(offline) == 2  # pretrain/bidirectional and finetune/full, one wandb run each
     assert set(csv_runs(out)) == {("pretrain/bidirectional", "0"), ("finetune/full", "0")}
-    assert (out / "finetune_curves.png").is_file()  # the CSV log is kept beside wandb for the report
+    assert len(list((out / "runs").rglob("metrics.csv"))) == 2  # the CSV log is kept beside wandb
 
 
 @pytest.mark.slow
 def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     """SIGKILL the runner (and its workers) at random moments, several times; the final rerun
-    completes, every run is in ablation.csv exactly once, and nothing on disk is half-written.
+    completes, every run is in results.csv exactly once, and nothing on disk is half-written.
 
     Each kill lands a random 0-0.5 s after the invocation finished one more run, so every invocation makes
     progress and is interrupted somewhere among training, the next run's start and report writing."""
-    import json
     import random
 
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
@@ -359,18 +402,6 @@ def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     )
     assert not list(out.rglob("*.tmp"))
     assert len(list(out.glob(RUN_SUMMARIES))) == 12
-
-
-def test_report_only_keeps_the_header_of_the_run_that_trained(tmp_path, scripts):
-    (tmp_path / "ablation.md").write_text(
-        "# minibert ablation: default grid\n\n- report rebuilt from the finished runs by `x`, date: then\n"
-        "- date: 2026-12-01 02:10 UTC\n- wall time of this invocation: 217.4 s (36 runs trained)\n\nbody\n"
-    )
-    assert scripts("ablate").trained_header(tmp_path) == [
-        "date: 2026-12-01 02:10 UTC",
-        "wall time of this invocation: 217.4 s (36 runs trained)",
-    ]
-    assert scripts("ablate").trained_header(tmp_path / "nothing") == []
 
 
 COUNTED = """\

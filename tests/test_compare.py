@@ -1,6 +1,6 @@
 """scripts/compare.py on a tiny grid: paired seeds (one data stream and one starting encoder per seed), the
-pilot sizing the rest, a verdict from the paired interval, runs shared with the grid's report; bad input in
-one line with status 2."""
+pilot sizing the rest, a verdict from the paired interval, runs shared with the grid's table, and the
+comparison on the first screen of the grid's report; bad input in one line with status 2."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from minibert.ablation.grid import load_grid
+from minibert.report import grid_report, table
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -45,7 +48,13 @@ def test_compare_runs_paired_seeds_and_gives_a_verdict(compared):
     assert pair["lo"] <= pair["mean"] <= pair["hi"] and pair["hi"] - pair["lo"] <= 2 * 0.5
     assert pair["verdict"] in ("A better", "B better", "equivalent within ±0.5", "undecided")
     assert (out / "comparisons" / "c.md").read_text().count("| p/mlm | p/span |") == 1
-    assert (out / "ablation.md").is_file()  # the runs are the grid's: its report covers them
+    accuracy = table.read(out).query("metric == 'val/acc' and category == ''")  # the runs are the grid's
+    assert sorted(zip(accuracy["experiment"], accuracy["seed"])) == [(a, s) for a in ("p/mlm", "p/span")
+                                                                     for s in (0, 1, 2)]  # fmt: skip
+    grid_report.write(out, load_grid(out.parent / "grid.yaml", ROOT))  # its report, once the comparison is recorded
+    answer = (out / "ablation.md").read_text().split("## How it was run", 1)[0]
+    (row,) = [line.split(" | ") for line in answer.splitlines() if line.startswith("| mlm vs span: val/acc")]
+    assert row[2] == "3" and row[3].removesuffix(" |") in ("mlm better", "span better", "undecided")
 
 
 def test_seed_s_gives_both_arms_one_data_stream_and_one_starting_encoder(compared):

@@ -1,11 +1,12 @@
-"""The grid format: every committed grid expands to exactly the experiments it had when each was written cell
-by cell (so the same runs, keys and metrics); sweeps (products, named alternatives, zip, exclude) and their
-errors; every field type-checked in one line; one dependency order."""
+"""The grid format: every committed grid loads, each sweep expands to the product of its axes minus its
+excludes, names are unique, upstreams come first, and the results table's axes tell apart every two
+experiments that are set up differently; sweeps (products, named alternatives, zip, exclude) and their errors;
+every field type-checked in one line; one dependency order."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
+import functools
+import itertools
 from pathlib import Path
 
 import pytest
@@ -13,35 +14,96 @@ import yaml
 
 from minibert.ablation.grid import GridError, check_metrics, load_grid
 from minibert.ablation.runner import plan
+from minibert.report.axes import grid_axes, settings
+from minibert.report.query import Data
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = json.loads((ROOT / "tests/expected/grids.json").read_text())  # each grid as written cell by cell
+GRIDS = sorted(p.stem for p in (ROOT / "configs/ablations").glob("*.yaml"))
+TABLES = sorted(p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("results/**/results.csv"))
 GOOD = {"name": "a", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]}
 
 
-def cells(path: Path) -> dict[str, dict]:
-    grid = load_grid(path, ROOT)
-    out = {}
-    for e in grid.experiments:
-        cell = {**asdict(e), "configs": list(e.configs), "metrics": list(e.metrics)}
-        out[e.name] = {k: v for k, v in cell.items() if v not in ({}, [], None)}
-    return out
+@functools.cache
+def committed(name: str):
+    return load_grid(ROOT / f"configs/ablations/{name}.yaml", ROOT)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_every_grid_expands_to_the_experiments_it_had_cell_by_cell(name):
-    """Same names, configs (in order), overrides, upstreams, metrics and references: the run keys, hence the
-    runs and their metrics, are the same as before the grids were written as sweeps."""
-    got = cells(ROOT / f"configs/ablations/{name}.yaml")
-    want = {cell["name"]: cell for cell in EXPECTED[name]}
-    assert sorted(got) == sorted(want)
-    assert got == want
-    runs = plan(list(load_grid(ROOT / f"configs/ablations/{name}.yaml", ROOT).experiments), [0], Path("out"), ROOT)
+def test_the_committed_grids_are_there():
+    assert {"default", "dyck", "objectives", "masking", "probes", "recipe", "scaling", "text"} <= set(GRIDS)
+
+
+def combinations(entry: dict) -> list[dict[str, str]]:
+    """The labels of every combination an entry's `sweep` and `zip` make, less those its `exclude` leaves out,
+    as the grid format documents them (a dotted key's labels are its last part and value: `lr0.01`)."""
+    axes = []
+    for key, values in (entry.get("sweep") or {}).items():
+        short = key.rsplit(".", 1)[-1]
+        axes.append([{key: label} for label in values] if isinstance(values, dict) else
+                    [{short: f"{short}{v}"} for v in values])  # fmt: skip
+    if zipped := entry.get("zip"):
+        shorts = [k.rsplit(".", 1)[-1] for k in zipped]
+        axes.append([{s: f"{s}{v}" for s, v in zip(shorts, row)} for row in zip(*zipped.values())])
+    combos = [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*axes)]
+    rules = entry.get("exclude") or []
+    return [c for c in combos if not any(all(c.get(k) == str(v) for k, v in r.items()) for r in rules)]
+
+
+def expected_names(entry: dict) -> list[str]:
+    if not any(k in entry for k in ("sweep", "zip", "exclude")):
+        return [entry["name"]]
+    name = entry["name"]
+    return [name.format_map(c) if "{" in name else f"{name}/{'-'.join(c.values())}" for c in combinations(entry)]
+
+
+@pytest.mark.parametrize("name", GRIDS)
+def test_every_grid_loads_and_each_sweep_expands_to_the_product_of_its_axes_minus_its_excludes(name):
+    grid = committed(name)
+    written = yaml.safe_load((ROOT / f"configs/ablations/{name}.yaml").read_text())["experiments"]
+    want = [n for entry in written for n in expected_names(entry)]
+    assert len(grid.names) == len(set(grid.names)) == len(want)  # names are unique
+    assert sorted(grid.names) == sorted(want)
+    runs = plan(list(grid.experiments), [0], Path("out"), ROOT)
     assert len({r.key for r in runs}) == len(runs)  # no two cells are one run
 
 
-def test_the_committed_grids_have_a_grid_file_each():
-    assert sorted(EXPECTED) == sorted(p.stem for p in (ROOT / "configs/ablations").glob("*.yaml"))
+@pytest.mark.parametrize("name", GRIDS)
+def test_every_upstream_is_an_earlier_experiment(name):
+    seen: set[str] = set()
+    for e in committed(name).experiments:
+        assert e.encoder_from is None or e.encoder_from in seen, (e.name, e.encoder_from)
+        seen.add(e.name)
+
+
+def setup(grid, name: str) -> tuple:
+    """What an experiment runs: its stage, its settings (configs and overrides; a key set to null is not a key
+    left out) and, for a fine-tuning run, its upstream's."""
+    e = grid[name]
+    own = tuple(sorted((k, repr(v)) for k, v in settings(e.configs, e.overrides, ROOT).items()))
+    return e.job_type, own, setup(grid, e.encoder_from) if e.encoder_from else None
+
+
+# recipe/mlm-chosen sets `data.val_seed: null` (each seed its own validation set; the default is one fixed set)
+# where recipe/mlm/lr0.01-max_steps1000 leaves it out: grid_axes reads an absent setting as null, so the two
+# (and their fine-tuning runs) get the same axes; only the table's val_seed column tells them apart
+AXES_MISS_NULL = pytest.mark.xfail(strict=True, reason="grid_axes reads a setting left out as one set to null")
+
+
+@pytest.mark.parametrize("name", [pytest.param(g, marks=AXES_MISS_NULL) if g == "recipe" else g for g in GRIDS])
+def test_the_tables_axes_tell_apart_every_two_experiments_set_up_differently(name):
+    grid = committed(name)
+    axes = grid_axes(grid, ROOT)
+    if len(grid.experiments) > 1:
+        assert axes[grid.names[0]], f"{name}: no axis"
+    for a, b in itertools.combinations(grid.names, 2):
+        same_axes = (grid[a].job_type, axes[a]) == (grid[b].job_type, axes[b])  # the stage is a column too
+        assert same_axes == (setup(grid, a) == setup(grid, b)), (a, b, axes[a])
+
+
+@pytest.mark.parametrize("out", TABLES)
+def test_every_committed_table_is_of_a_grid_that_has_its_experiments(out):
+    data = Data.load(ROOT / out)
+    (name,) = set(data.frame["grid"])
+    assert set(data.experiments()) <= set(committed(name).names)
 
 
 def write(tmp_path: Path, *entries: dict, **top) -> Path:

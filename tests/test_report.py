@@ -1,314 +1,310 @@
-"""The ablation report on synthetic runs (every kind of key a run may log: prefixed heads, NSP, detection,
-distance and depth bins, oracle ceilings and gaps) and on the committed reports: nothing logged is left out
-of the csv, the tables or the figures; ceilings and gaps belong to their accuracy; measures never share an
-axis; intervals stay inside [0, 1]."""
+"""A grid's own report (minibert.report.grid_report) on small constructed tables: every logged accuracy is in
+its experiment's detail with its question count and the table's mean; verdicts follow the printed intervals
+(a claim whose interval holds zero never reads "holds"); recorded comparisons are on the first screen with the
+arms' own seeds and the arm their interval favours; no absolute path on a page; `record` never drops runs
+unless told to."""
 
 from __future__ import annotations
 
-import csv
+import html
 import json
 import re
-from html.parser import HTMLParser
+import statistics
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
-from minibert.ablation.report import no_ceiling_note, write_report
-from minibert.ablation.results import Results
 from minibert.ablation.runner import Run
-from minibert.languages import BracketPairs, Dyck
-from minibert.objectives import MaskedLM, NextSentence
-from minibert.objectives.combined import Combined
-from minibert.objectives.grammaticality import Grammaticality
-from minibert.objectives.next_token import NextTokenLM
-from minibert.objectives.rtd import ReplacedTokenDetection
+from minibert.report import grid_report, table
+from minibert.report.grid_report import ReportError
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = (0, 1, 2)
-DYCK_CATS = ("opener", "closer", "partner_visible", "partner_hidden", "kind_mask", "kind_random", "kind_kept",
-             "dist_1", "dist_2_3", "dist_4_7", "dist_8_plus", "depth_1", "depth_2")  # fmt: skip
-OBJECTIVE = {  # what each synthetic experiment's summary says its accuracies mean (its objective's scoreboards)
-    "pretrain/dyck": MaskedLM(language=Dyck()),
-    "pretrain/bert": Combined({"nsp": NextSentence(), "mlm": MaskedLM()}),
-    "pretrain/rtd": ReplacedTokenDetection(),
-    "pretrain/next_token": NextTokenLM(),
-    "break/mask_only": MaskedLM(),
-    "finetune/full": Grammaticality(),
-}
+LABEL = accuracies.measure("accuracy").label
+INTERVAL = re.compile(r"([+-]?[\d,]+\.\d) \(([+-]?[\d,]+\.\d) to ([+-]?[\d,]+\.\d)\)")
 
 
-def board(prefix: str, cats: tuple[str, ...], seed: int, n: int = 400, ceiling: bool = False) -> dict:
-    """val/<prefix>acc[_cat] (seed-dependent, with extremes), its n and, optionally, ceiling and gap."""
-    out = {}
-    for i, cat in enumerate(("", *cats)):
-        suffix = f"_{cat}" if cat else ""
-        value = {"partner_visible": 1.0, "dist_8_plus": [0.0, 0.6, 1.0][seed]}.get(cat, 0.5 + 0.03 * i + 0.01 * seed)
-        out[f"val/{prefix}acc{suffix}"] = value
-        out[f"val/{prefix}n{suffix}"] = n if cat != "dist_8_plus" else 9
-        if ceiling:
-            out[f"val/{prefix}ceiling/acc{suffix}"] = min(1.0, value + 0.05)
-            out[f"val/{prefix}gap/acc{suffix}"] = min(1.0, value + 0.05) - value
+def cells(experiment: str, metric: str, values: dict[int, float], category: str = "", n: float | None = None):
+    """Table rows of one experiment's metric, a value per seed."""
+    return [{"grid": "synthetic", "experiment": experiment, "stage": experiment.split("/")[0],
+             "arm": experiment.rsplit("/", 1)[-1], "seed": seed, "val_seed": 2018, "metric": metric,
+             "category": category, "value": value, "n": n, "run": f"r{seed}", "code": ""}
+            for seed, value in values.items()]  # fmt: skip
+
+
+def grid(names, claims=()) -> Grid:
+    experiments = tuple(Experiment(name, "pretrain", ("configs/pretrain.yaml",)) for name in names)
+    return Grid(experiments, tuple(claims), path="configs/ablations/synthetic.yaml")
+
+
+def report(out: Path, rows: list[dict], claims=(), made: dict | None = None) -> dict[str, str]:
+    """The table of `rows` written to `out`, its report rendered: {'md': text, 'html': text}."""
+    frame = pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST])
+    table.write(frame, out)
+    (out / "run.json").write_text(json.dumps(made or {"command": "python scripts/ablate.py"}))
+    grid_report.write(out, grid(list(dict.fromkeys(frame["experiment"])), claims))
+    return {"md": (out / "ablation.md").read_text(), "html": (out / "dashboard.html").read_text()}
+
+
+def sections(page: dict[str, str], kind: str) -> dict[str, list[list[str]]]:
+    """Each section's table rows as cells: Markdown sections by their `## ` title, dashboard sections by their
+    `<h2>` or their toggle's summary; 'The answer' is the first screen's."""
+    text = page[kind]
+    out: dict[str, list[list[str]]] = {}
+    if kind == "md":
+        for part in re.split(r"^## ", text, flags=re.M)[1:]:
+            title, body = part.split("\n", 1)
+            rows = [line.strip("| ").split(" | ") for line in body.splitlines() if line.startswith("| ")]
+            out[title] = rows[1:]  # the header, then (after the separator, not matched) the rows
+        return out
+    answer = text.split('<section id="answer">', 1)[1].split("</section>", 1)[0]
+    parts = [("The answer", answer)]
+    parts += re.findall(r"(?:<h2>|<summary>)(.*?)(?:</h2>|</summary>)(.*?)(?=<h2>|<details>|</body>)", text, re.S)
+    for title, body in parts:
+        rows = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+                for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]  # fmt: skip
+        out[html.unescape(title)] = [r for r in rows if r]
     return out
 
 
-def summaries(name: str, seed: int) -> dict:
-    if name == "pretrain/dyck":
-        metrics = board("", DYCK_CATS, seed, ceiling=True)
-    elif name == "pretrain/bert":
-        nsp = board("nsp/", ("is_next", "not_next"), seed)
-        metrics = {**board("mlm/", ("opener", "closer"), seed, ceiling=True), **nsp}
-    elif name == "pretrain/rtd":
-        metrics = {**board("", ("original", "replaced"), seed), **board("generator/", ("opener", "closer"), seed)}
-    elif name == "finetune/full":
-        metrics = board("", ("grammatical", "ungrammatical"), seed)
-    else:
-        metrics = board("", ("opener", "closer", "kind_kept"), seed)
-    return {**metrics, "val/loss": 0.5 + seed, "train/loss": [25.0, 0.3][name != "pretrain/rtd"], "step": 6,
-            "params": 100, "trainable_params": 100, "wall_time_s": 1.0}  # fmt: skip
+def points(values: dict[int, float]) -> str:
+    return f"{100 * statistics.fmean(values.values()):,.1f}"
 
 
-def fake_run(tmp: Path, e: Experiment, seed: int) -> Run:
-    run = Run(e, seed, f"k{seed}", tmp / "runs" / e.name / f"seed{seed}")
-    log_dir = run.run_dir / "log"
-    log_dir.mkdir(parents=True)
-    boards = {prefix: b.describe() for prefix, b in OBJECTIVE[e.name].scoreboards().items()}
-    summary = {**summaries(e.name, seed), "log_dir": "log", "checkpoint": "log/last.ckpt", "code": {},
-               "scoreboards": boards}  # fmt: skip
-    heads = sorted({m.rsplit("acc", 1)[0] + "acc" for m in summary if re.fullmatch(r"val/(\w+/)?acc", m)})
-    with open(log_dir / "metrics.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["step", "train/loss", *heads])
-        for step in range(1, 7):
-            writer.writerow([step - 1, summary["train/loss"] * (2 - step / 6), ""] + [""] * len(heads))
-            if step % 3 == 0:
-                writer.writerow([step - 1, "", *[summary[h] * step / 6 for h in heads]])
-    (run.run_dir / "summary.json").write_text(json.dumps(summary))
-    return run
+# --- every logged figure is in its experiment's detail ---------------------------------------------------
+
+
+def logged(seed_values) -> list[dict]:
+    """A pre-training run with a ceiling and its gap, two heads, categories (one at 100%, a distance bin of 9
+    questions from 0 to 100%) and a loss; a fine-tuning run with one accuracy."""
+    rows = []
+    for i, (metric, category, n) in enumerate([("val/acc", "", 1200), ("val/acc", "opener", 600),
+                                               ("val/acc", "partner_visible", 300), ("val/acc", "dist_8_plus", 9),
+                                               ("val/mlm/acc", "closer", 500)]):  # fmt: skip
+        values = {s: seed_values(s, i) for s in range(3)}
+        if category == "partner_visible":
+            values = dict.fromkeys(range(3), 1.0)
+        if category == "dist_8_plus":
+            values = {0: 0.0, 1: 0.6, 2: 1.0}
+        rows += cells("pretrain/dyck", metric, values, category, n)
+    acc = {s: seed_values(s, 0) for s in range(3)}
+    ceiling = {s: 0.9 + 0.01 * s for s in range(3)}
+    rows += cells("pretrain/dyck", "val/ceiling/acc", ceiling, "", 1200)
+    rows += cells("pretrain/dyck", "val/gap/acc", {s: ceiling[s] - acc[s] for s in range(3)}, "", 1200)
+    rows += cells("pretrain/dyck", "train/loss", {0: 2.0, 1: 2.5, 2: 2.25})
+    rows += cells("finetune/full", "val/acc", {s: seed_values(s, 9) for s in range(3)}, "", 800)
+    return rows
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("report")
-    experiments = [Experiment(name, "finetune" if name.startswith("finetune") else "pretrain", ("c.yaml",),
-                              reference={"val/acc": 0.55} if name == "pretrain/dyck" else {})
-                   for name in OBJECTIVE]  # fmt: skip
-    claims = (Claim("mask_only below dyck", lower=MetricRef("break/mask_only", "val/acc"),
-                    higher=MetricRef("pretrain/dyck", "val/acc")),)  # fmt: skip
-    grid = Grid(tuple(experiments), claims, "a test", path=str(tmp / "synthetic.yaml"))
-    runs = [fake_run(tmp, e, s) for e in experiments for s in SEEDS]
-    out = tmp / "out"
-    header = ["command: `python scripts/ablate.py`"]
-    write_report(out, grid, experiments, runs, header, links={"other grid": "../x.html"})
-    return out, runs
+def detailed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("detail")
+    rows = logged(lambda seed, i: 0.31 + 0.07 * i + 0.013 * seed + 0.0007 * seed * seed)
+    return rows, report(out, rows)
 
 
-class Page(HTMLParser):
-    """The data-* attributes of a dashboard's table cells and figures, and its title."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.cells, self.figures, self.title, self._in_title = [], [], "", False
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "td" and "data-metric" in attrs:
-            self.cells.append(attrs)
-        elif tag == "figure":
-            self.figures.append(attrs)
-        self._in_title = tag == "title"
-
-    def handle_data(self, data):
-        if self._in_title:
-            self.title += data
-
-    def table(self, role: str = "acc") -> set[tuple[str, str]]:
-        return {(c["data-experiment"], c["data-metric"]) for c in self.cells if c["data-role"] == role}
-
-    def drawn(self, attr: str = "data-metrics") -> set[tuple[str, str]]:
-        return {tuple(p.split("|", 1)) for f in self.figures for p in f.get(attr, "").split(";") if p}
+@pytest.mark.parametrize("kind", ["md", "html"])
+def test_every_logged_figure_is_in_its_experiments_detail_with_its_n_and_mean(detailed, kind):
+    rows, page = detailed
+    shown = sections(page, kind)
+    frame = pd.DataFrame(rows)
+    for (experiment, metric, category), group in frame.groupby(["experiment", "metric", "category"]):
+        values = dict(zip(group["seed"], group["value"]))
+        accuracy = accuracies.parse(metric) is not None
+        label = (LABEL(category) if category else "all") if accuracy else ""
+        n = f"{group['n'].iloc[0]:,.0f}" if accuracy else "–"
+        (row,) = [r for r in shown[experiment] if r[:3] == [metric, label, n]]
+        mean = points(values) if accuracy else f"{statistics.fmean(values.values()):.1f}"
+        assert row[3].startswith(f"{mean} ("), (experiment, metric, category, row)
 
 
-def logged_accuracies(rows) -> set[tuple[str, str]]:
-    return {(e, m) for e, m in rows if (k := accuracies.parse(m)) is not None and k.role == "acc"}
+def test_accuracy_intervals_stay_within_0_and_100_points_even_at_the_extremes(detailed):
+    _, page = detailed
+    shown = sections(page, "md")
+    checked = 0
+    for experiment in ("pretrain/dyck", "finetune/full"):
+        for metric, _, _, figure in shown[experiment]:
+            if accuracies.parse(metric) is not None:
+                mean, lo, hi = (float(x.replace(",", "")) for x in INTERVAL.fullmatch(figure).groups())
+                assert 0 <= lo <= mean <= hi <= 100, (experiment, metric, figure)
+                checked += 1
+    assert checked == 8
 
 
-def check_report(out: Path) -> Page:
-    """Every accuracy a run logged is in ablation.csv, in a table cell and in a bar figure."""
-    with open(out / "ablation.csv") as f:
-        rows = [(r["experiment"], r["metric"]) for r in csv.DictReader(f)]
-    page = Page((out / "dashboard.html").read_text())
-    logged = logged_accuracies(rows)
-    assert logged, "no accuracies logged"
-    assert logged <= page.table(), sorted(logged - page.table())
-    assert logged <= page.drawn(), sorted(logged - page.drawn())
-    for cell in page.cells:
-        if cell["data-role"] == "acc" and "data-lo" in cell:
-            assert 0 <= float(cell["data-lo"]) <= float(cell["data-mean"]) <= float(cell["data-hi"]) <= 1, cell
-    return page
+def test_the_overview_shows_a_ceiling_and_gap_only_where_one_is_logged(detailed):
+    rows, page = detailed
+    for kind in ("md", "html"):
+        overview = {r[0]: r for r in sections(page, kind)["Experiments"]}
+        dyck, full = overview["pretrain/dyck"], overview["finetune/full"]
+        assert full[1] == "3" and full[3:] == ["–", "–"]  # no exact ceiling: said, not left blank or zero
+        ceiling = {r["seed"]: r["value"] for r in rows if r["metric"] == "val/ceiling/acc"}
+        assert dyck[3].startswith(f"{points(ceiling)} (") and INTERVAL.fullmatch(dyck[4])
 
 
-def test_every_logged_accuracy_is_in_the_csv_the_table_and_a_figure(report):
-    out, runs = report
-    page = check_report(out)
-    with open(out / "ablation.csv") as f:
-        csv_pairs = {(r["experiment"], r["metric"]) for r in csv.DictReader(f)}
-    for run in runs:
-        for metric in run.summary():
-            if (k := accuracies.parse(metric)) is not None and k.role == "acc":
-                assert (run.experiment.name, metric) in csv_pairs & page.table() & page.drawn()
-    assert ("pretrain/bert", "val/mlm/acc") in page.drawn("data-metrics")  # bert's curve too: its own head
+def test_the_page_is_titled_by_its_grid(detailed):
+    _, page = detailed
+    assert page["md"].startswith("# minibert ablation: synthetic grid\n")
+    assert "<title>minibert ablation: synthetic grid</title>" in page["html"]
 
 
-def test_ceilings_and_gaps_belong_to_their_accuracy(report):
-    out, runs = report
-    page = Page((out / "dashboard.html").read_text())
-    for _, metric in page.table() | page.drawn():
-        assert "ceiling" not in metric and "gap" not in metric  # never a metric of their own
-    with_ceiling = {(r.experiment.name, k.accuracy) for r in runs for m in r.summary()
-                    if (k := accuracies.parse(m)) is not None and k.role == "ceiling"}  # fmt: skip
-    assert with_ceiling and page.drawn("data-ceilings") == with_ceiling  # a tick per bar that has one
-    assert page.table("ceiling") == with_ceiling and page.table("gap") == with_ceiling
-    header = (out / "ablation.md").read_text()
-    assert "oracle ceiling" in header and "gap to ceiling (paired)" in header
+# --- verdicts follow the intervals -------------------------------------------------------------------------
 
-
-MEASURE_OF_HEAD = {  # what each synthetic head measures
-    ("pretrain/dyck", ""): "cloze", ("pretrain/bert", "mlm/"): "cloze", ("pretrain/bert", "nsp/"): "nsp",
-    ("pretrain/rtd", ""): "detection", ("pretrain/rtd", "generator/"): "cloze",
-    ("pretrain/next_token", ""): "next_token", ("break/mask_only", ""): "cloze",
-    ("finetune/full", ""): "grammaticality",
-}  # fmt: skip
-
-
-def test_measures_never_share_an_axis(report):
-    out, _ = report
-    page = Page((out / "dashboard.html").read_text())
-    bars = [f for f in page.figures if f["id"].endswith("_metrics.png")]
-    for figure in bars:
-        pairs = [tuple(p.split("|")) for p in figure["data-metrics"].split(";")]
-        kinds = {MEASURE_OF_HEAD[(e, accuracies.parse(m).prefix)] for e, m in pairs}
-        assert len(kinds) == 1, (figure["id"], kinds)
-    names = {f["id"] for f in bars}
-    assert names == {"pretrain_metrics.png", "pretrain_nsp_metrics.png", "pretrain_detection_metrics.png",
-                     "pretrain_next_token_metrics.png", "finetune_metrics.png", "break_metrics.png"}  # fmt: skip
-    md = (out / "ablation.md").read_text()
-    for title in ("next-sentence prediction", "replaced-token detection", "next-token accuracy", "cloze accuracy"):
-        assert f"### pretrain: {title}" in md  # each measure its own table, labelled with what it measures
-
-
-def test_break_figure_shows_the_baseline_its_claims_compare_against(report):
-    out, _ = report
-    page = Page((out / "dashboard.html").read_text())
-    (fig,) = [f for f in page.figures if f["id"] == "break_metrics.png"]
-    assert "pretrain/dyck|val/acc" in fig["data-metrics"] and "break/mask_only|val/acc" in fig["data-metrics"]
-
-
-def test_tables_are_wide_with_n_per_category(report):
-    out, _ = report
-    md = (out / "ablation.md").read_text()
-    table = md.split("### pretrain: cloze accuracy", 1)[1].split("###", 1)[0]
-    header = table.splitlines()[2]
-    for text in ("| all (n=400) |", "| opener (n=400) |", "| partner visible (n=400) |", "| [MASK] (n=400) |",
-                 "| distance 1 (n=400) |", "| distance 8+ (n=9) |", "| depth 2 (n=400) |"):  # fmt: skip
-        assert text in header
-    rows = [line for line in table.splitlines() if line.startswith("| pretrain/") or line.startswith("| break/")]
-    assert [r.split(" | ")[0] for r in rows] == ["| pretrain/dyck", "| pretrain/bert · MLM head",
-                                                 "| pretrain/rtd · generator", "| break/mask_only"]  # fmt: skip
-
-
-def test_page_is_titled_by_its_grid_links_out_and_renders_markdown(report):
-    out, _ = report
-    text = (out / "dashboard.html").read_text()
-    assert Page(text).title == "minibert ablation: synthetic grid"
-    assert '<a href="../x.html">other grid</a>' in text
-    assert "<code>python scripts/ablate.py</code>" in text and "`" not in text.split("<body>", 1)[1]
-    assert not re.search(r"#\d", text.split("<body>", 1)[1].split("<h2>Figures", 1)[0])  # no issue numbers
-
-
-def test_a_grid_can_narrow_its_report(tmp_path):
-    e = Experiment("pretrain/dyck", "pretrain", ("c.yaml",), metrics=("val/acc", "val/acc_opener"))
-    runs = [fake_run(tmp_path, e, s) for s in SEEDS]
-    write_report(tmp_path / "out", Grid((e,), path="g.yaml"), [e], runs, [], links={})
-    page = Page((tmp_path / "out" / "dashboard.html").read_text())
-    assert page.table() == page.drawn() - {("pretrain/dyck", "train/loss")} == {
-        ("pretrain/dyck", "val/acc"), ("pretrain/dyck", "val/acc_opener")}  # fmt: skip
-
-
-@pytest.mark.parametrize("out", ["results", "results/objectives"])
-def test_committed_reports_show_every_logged_accuracy_within_bounds(out):
-    page = check_report(ROOT / out)
-    assert page.title.startswith("minibert ablation: ")
-    md = (ROOT / out / "ablation.md").read_text()
-    assert not re.search(r"issues? #\d", md)
-    for lo, hi in re.findall(r"\((\d+\.\d)–(\d+\.\d)\)", md):  # every accuracy interval in the markdown
-        assert 0 <= float(lo) <= float(hi) <= 100
+LOWER = {0: 0.50, 1: 0.51, 2: 0.52}
 
 
 @pytest.mark.parametrize(
     ("lower", "higher", "verdict"),
     [
-        ((0.50, 0.50, 0.50), (0.501, 0.55, 0.501), "within noise"),  # every seed agrees, the interval holds 0
-        ((0.50, 0.51, 0.52), (0.60, 0.62, 0.61), "holds"),
-        ((0.50, 0.51, 0.52), (0.49, 0.515, 0.51), "does not hold"),
+        ({0: 0.50, 1: 0.50, 2: 0.50}, {0: 0.501, 1: 0.55, 2: 0.501}, "undecided"),  # every seed agrees; 0 inside
+        (LOWER, {0: 0.49, 1: 0.53, 2: 0.515}, "undecided"),
+        (LOWER, {0: 0.60, 1: 0.62, 2: 0.61}, "holds"),
+        (LOWER, {0: 0.40, 1: 0.42, 2: 0.41}, "fails"),  # wholly on the other side
     ],
 )
-def test_a_claim_whose_interval_holds_zero_never_reads_holds(lower, higher, verdict):
-    from minibert.ablation.report import claims_table
-    from minibert.ablation.results import Results
-
-    a, b = Experiment("a", "pretrain", ("c.yaml",)), Experiment("b", "pretrain", ("c.yaml",))
-    claim = Claim("a below b", lower=MetricRef("a", "val/acc"), higher=MetricRef("b", "val/acc"))
-    values = {("a", "val/acc"): dict(enumerate(lower)), ("b", "val/acc"): dict(enumerate(higher))}
-    table = claims_table(Grid((a, b), (claim,)), [a, b], Results(values, []))
-    row = dict(zip(table.header, (c.text for c in table.rows[0])))
-    assert row["verdict"] == verdict
-    half, mde = float(row["±"]), float(row["detectable"])
-    assert 0 < half < mde  # the detectable difference is wider than the interval's half-width
+def test_a_pair_claim_holds_only_when_its_whole_interval_is_on_the_claimed_side(tmp_path, lower, higher, verdict):
+    claim = Claim("b above a", lower=MetricRef("p/a", "val/acc"), higher=MetricRef("p/b", "val/acc"))
+    page = report(tmp_path, cells("p/a", "val/acc", lower, n=400) + cells("p/b", "val/acc", higher, n=400), [claim])
+    for kind in ("md", "html"):
+        ((text, figure, seeds, said),) = sections(page, kind)["The answer"]
+        assert (text, seeds, said) == ("b above a", "3", verdict)
+        mean, lo, hi = (float(x) for x in INTERVAL.match(figure).groups())
+        assert {"holds": lo > 0, "fails": hi < 0, "undecided": lo <= 0 <= hi}[verdict], figure
+        assert mean == pytest.approx(100 * (statistics.fmean(higher.values()) - statistics.fmean(lower.values())),
+                                     abs=0.051)  # fmt: skip
 
 
-def test_a_plugin_category_reads_as_its_board_declares_and_chance_follows_the_language(tmp_path):
-    """Reports take a metric's meaning from the run's summary, never from class names: a plug-in's own
-    category gets its family and label (in the figures' panels and beside the write-up too), and chance for
-    token prediction is 1 in the language's kinds."""
-    e = Experiment("pretrain/plug", "pretrain", ("c.yaml",), reference={"val/acc_rare": 0.5})
-    run = fake_run(tmp_path, Experiment("break/mask_only", "pretrain", ("c.yaml",)), 0)
-    summary = json.loads((run.run_dir / "summary.json").read_text())
-    summary["val/acc_rare"], summary["val/n_rare"] = 0.4, 50
-    four = MaskedLM(language=BracketPairs(kinds=4)).scoreboards()[""]
-    board = four._replace(categories=(*four.categories, "rare"), labels=(("rare", "frequency", "rare token"),))
-    summary["scoreboards"] = {"": board.describe()}
-    moved = Run(e, 0, "k0", tmp_path / "runs" / e.name / "seed0")
-    moved.run_dir.parent.mkdir(parents=True)
-    run.run_dir.rename(moved.run_dir)
-    (moved.run_dir / "summary.json").write_text(json.dumps(summary))
-    (b,) = Results.collect([moved]).boards([e])
-    assert b.measure.name == "cloze" and b.measure.chance == 0.25 and b.measure.chance_label == "chance (1 of 4 kinds)"
-    assert (b.measure.family("rare"), b.measure.label("rare")) == ("frequency", "rare token")
-    assert list(b.categories)[-1] == "rare"  # its own family sorts before 'other', after the known ones
-    write_report(tmp_path / "out", Grid((e,), path="g.yaml"), [e], [moved], [], links={})
-    md = (tmp_path / "out" / "ablation.md").read_text()
-    assert "rare token" in md and "Chance (1 of 4 kinds): 25.0%" in md
-    assert re.search(r"^\| pretrain/plug \| rare token \| 40\.0 ", md, re.M), md  # the write-up's row
+@pytest.mark.parametrize(
+    ("bounds", "verdict"),
+    [
+        ({"at_least": 0.90}, "undecided"),  # the bound is inside the interval
+        ({"at_least": 0.50}, "holds"),
+        ({"at_least": 0.99}, "fails"),
+        ({"at_most": 0.99}, "holds"),
+        ({"at_most": 0.50}, "fails"),
+        ({"at_least": 0.5, "at_most": 0.91}, "undecided"),
+    ],
+)
+def test_a_threshold_claim_holds_only_when_its_whole_interval_is_within_its_bounds(tmp_path, bounds, verdict):
+    claim = Claim("p/a near 90%", value=MetricRef("p/a", "val/acc_opener"), **bounds)
+    page = report(tmp_path, cells("p/a", "val/acc", {0: 0.88, 1: 0.90, 2: 0.92}, "opener", 400), [claim])
+    ((_, figure, seeds, said),) = sections(page, "md")["The answer"]
+    assert (seeds, said) == ("3", verdict)
+    _, lo, hi = (float(x) / 100 for x in INTERVAL.match(figure).groups())
+    least, most = bounds.get("at_least", 0.0), bounds.get("at_most", 1.0)
+    inside, outside = least <= lo and hi <= most, hi < least or lo > most
+    assert {"holds": inside, "fails": outside, "undecided": not inside and not outside}[verdict], figure
 
 
-def test_a_report_without_a_ceiling_says_so_and_names_the_strongest_reference():
-    def metrics(acc: float, **refs: float) -> dict[str, dict[int, float]]:
-        return {"val/acc": {0: acc, 1: acc + 0.01}, **{f"val/{r}/acc": {0: v, 1: v} for r, v in refs.items()}}
+# --- recorded comparisons, on the first screen, with their arms' own seeds ------------------------------
 
-    text = metrics(0.25, **{"reference/unigram": 0.13, "reference/left_right_trigram": 0.37})
-    generator = metrics(0.08, **{"generator/reference/left_bigram": 0.15, "generator/reference/unigram": 0.04})
-    oracle = {**metrics(0.8, **{"reference/unigram": 0.9}), "val/ceiling/acc": {0: 0.85, 1: 0.85}}
-    values = {("text", m): v for m, v in text.items()}
-    values |= {("rtd", m): v for m, v in generator.items()}
-    values |= {("dyck", m): v for m, v in oracle.items()}
-    values |= {("finetune", "val/acc"): {0: 0.6, 1: 0.6}}
-    experiments = [Experiment(n, "pretrain", ("c.yaml",)) for n in ("text", "rtd", "dyck", "finetune")]
-    note = no_ceiling_note(experiments, Results(values, []))
-    assert note.startswith("No exact ceiling exists")
-    assert "left_right_trigram, 37.0% on the questions of text;" in note  # the strongest, not the first
-    assert "generator/left_bigram, 15.0% on the questions of rtd." in note
-    assert "dyck" not in note and "finetune" not in note  # a ceiling, or no references: nothing to say
-    assert no_ceiling_note(experiments[2:], Results(values, [])) == ""
+MLM = {s: 0.60 + 0.01 * (s % 3) for s in range(7)}  # seeds 0-6
+SPAN = {s: 0.68 + 0.012 * (s % 2) for s in range(2, 7)}  # seeds 2-6: five pairs with MLM
+
+
+def arms() -> list[dict]:
+    rows = cells("p/mlm", "val/acc", MLM, n=5000) + cells("p/span", "val/acc", SPAN, n=5000)
+    rows += cells("p/mlm", "val/gap/acc", {s: 0.9 - v for s, v in MLM.items()}, n=5000)
+    rows += cells("p/span", "val/gap/acc", {s: 0.9 - v for s, v in SPAN.items()}, n=5000)
+    return rows + cells("p/other", "val/acc", dict.fromkeys(range(10), 0.5), n=5000)  # the grid has 10 seeds
+
+
+@pytest.mark.parametrize("metric", ["val/acc", "val/gap/acc"])  # higher is better; lower is better
+@pytest.mark.parametrize("order", [("p/mlm", "p/span"), ("p/span", "p/mlm")])
+@pytest.mark.parametrize("say_direction", [True, False])  # as compare.py records it, or left to the metric
+def test_a_recorded_comparison_is_on_the_first_screen_with_its_arms_seeds_and_the_arm_it_favours(
+    tmp_path, metric, order, say_direction
+):
+    (tmp_path / "comparisons").mkdir()
+    recorded = {"metric": metric, "pairs": [{"a": order[0], "b": order[1], "verdict": "as recorded, not read"}]}
+    if say_direction:
+        recorded["lower_is_better"] = metric == "val/gap/acc"
+    (tmp_path / "comparisons" / "mlm-vs-span.json").write_text(json.dumps(recorded))
+    page = report(tmp_path, arms())
+    a, b = (arm.rsplit("/", 1)[-1] for arm in order)
+    for kind in ("md", "html"):
+        ((text, figure, seeds, verdict),) = sections(page, kind)["The answer"]
+        assert text.startswith(f"{a} vs {b}: {metric}") and "mlm-vs-span" in text
+        assert seeds == "5"  # the seeds both arms ran, not the grid's 10 nor MLM's 7
+        assert verdict == "span better" and figure.startswith("span better by ")  # span: higher acc, smaller gap
+        diff = statistics.fmean(SPAN[s] - MLM[s] for s in SPAN)
+        assert figure.startswith(f"span better by {100 * diff:.1f} (")
+    assert page["md"].index("span better") < page["md"].index("## How it was run")
+    assert (tmp_path / "claims.png").read_bytes().startswith(b"\x89PNG")
+    assert "![the grid's comparisons, paired by seed](claims.png)" in page["md"]
+
+
+def test_every_answer_row_counts_its_own_arms_seeds(tmp_path):
+    (tmp_path / "comparisons").mkdir()
+    (tmp_path / "comparisons" / "x.json").write_text(json.dumps({"metric": "val/acc", "pairs": [
+        {"a": "p/mlm", "b": "p/other"}, {"a": "p/span", "b": "p/other"}]}))  # fmt: skip
+    claims = [Claim("span above mlm", lower=MetricRef("p/mlm", "val/acc"), higher=MetricRef("p/span", "val/acc")),
+              Claim("mlm above 50%", value=MetricRef("p/mlm", "val/acc"), at_least=0.5),
+              Claim("other at most 60%", value=MetricRef("p/other", "val/acc"), at_most=0.6)]  # fmt: skip
+    page = report(tmp_path, arms(), claims)
+    seeds = {e: set(v) for e, v in (("p/mlm", MLM), ("p/span", SPAN), ("p/other", range(10)))}
+    want = [len(seeds["p/mlm"] & seeds["p/span"]), len(seeds["p/mlm"]), len(seeds["p/other"]),
+            len(seeds["p/mlm"] & seeds["p/other"]), len(seeds["p/span"] & seeds["p/other"])]  # fmt: skip
+    for kind in ("md", "html"):
+        assert [int(row[2]) for row in sections(page, kind)["The answer"]] == want == [5, 7, 10, 7, 5]
+    assert sections(page, "md")["Experiments"][0][:2] == ["p/mlm", "7"]
+
+
+# --- no absolute path on a page ----------------------------------------------------------------------------
+
+ABSOLUTE = re.compile(r"(?<![\w.<~])/[\w.+-]+/")  # a path from the root: '/home/...', not 'val/acc' nor '</td>'
+
+
+def test_no_absolute_path_reaches_a_page_even_when_run_json_holds_one(tmp_path):
+    made = {"command": f"python scripts/ablate.py --grid {ROOT}/configs/ablations/default.yaml --out "
+                       f"{tmp_path}/results --plugins '/home/someone/my plugins' --seeds 3",
+            "grid": f"{ROOT / 'configs/ablations/default.yaml'}; seeds: 0, 1, 2",
+            "table rebuilt": "python scripts/ablate.py --report-only --out /srv/out, 2026-12-01 10:00 UTC"}  # fmt: skip
+    page = report(tmp_path, arms(), made=made)
+    for text in page.values():
+        assert not ABSOLUTE.search(text), ABSOLUTE.search(text)
+        assert str(tmp_path) not in text and str(ROOT) not in text and "someone" not in text
+        assert "--grid configs/ablations/default.yaml --out" in text  # inside the checkout: relative to it
+        assert "grid: configs/ablations/default.yaml; seeds: 0, 1, 2" in text
+        assert "2026-12-01 10:00 UTC" in text  # the rest of each line is kept
+    assert json.loads((tmp_path / "run.json").read_text()) == made  # the record itself is not rewritten
+
+
+# --- record: the table of the finished runs, never fewer runs than before unless told ----------------------
+
+
+def finished_run(tmp: Path, e: Experiment, seed: int, acc: float) -> Run:
+    run = Run(e, seed, f"{seed:04x}", tmp / "runs" / e.name / f"seed{seed}-{seed:04x}")
+    run.run_dir.mkdir(parents=True)
+    summary = {"val/acc": acc, "val/n": 64, "val/acc_opener": acc - 0.1, "val/n_opener": 32, "step": 4,
+               "wall_time_s": 1.5, "log_dir": "log", "checkpoint": "log/last.ckpt", "seeds": {"val": 2018}}  # fmt: skip
+    (run.run_dir / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_unless_replace(tmp_path):
+    g = grid(["p/a", "p/b"])
+    runs = [finished_run(tmp_path, e, s, 0.5 + 0.1 * s) for e in g.experiments for s in range(3)]
+    made = {"command": "python scripts/ablate.py --seeds 3"}
+    written = grid_report.record(tmp_path, g, runs, made, root=ROOT)
+    assert {p.name for p in written} == {"results.csv", "run.json", "ablation.md", "dashboard.html"}
+    recorded = table.read(tmp_path)
+    assert set(zip(recorded["experiment"], recorded["seed"])) == {(r.experiment.name, r.seed) for r in runs}
+    accuracy = recorded.query("metric == 'val/acc'")
+    assert set(zip(accuracy["category"], accuracy["n"])) == {("", 64), ("opener", 32)}  # each with its count
+    assert json.loads((tmp_path / "run.json").read_text()) == made
+    before = {name: (tmp_path / name).read_bytes() for name in ("results.csv", "run.json", "ablation.md")}
+
+    fewer = [r for r in runs if r.seed < 2 and r.experiment.name == "p/a"] + [r for r in runs if r.seed == 0][1:]
+    with pytest.raises(ReportError, match=r"holds 3 run\(s\) this one would drop \(p/a seed 2, p/b seed 1, p/b seed 2"):
+        grid_report.record(tmp_path, g, fewer, {"command": "another"}, root=ROOT)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before  # nothing written
+    with pytest.raises(ReportError, match="nothing to report"):
+        grid_report.record(tmp_path, g, [], made, replace=True, root=ROOT)
+
+    grid_report.record(tmp_path, g, fewer, {"command": "another"}, replace=True, root=ROOT)
+    assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == len(fewer) == 3
+    assert "runs in the table: 3; seeds: 0, 1" in (tmp_path / "ablation.md").read_text()
+    grid_report.record(tmp_path, g, runs, made, root=ROOT)  # more runs than before: no refusal
+    assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == 6

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,6 +149,26 @@ def details(data: Data, experiment: str) -> Section:
     return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
 
 
+# an absolute path: quoted whole ('/a b/c'), or up to the next space, comma or semicolon; not `val/acc`
+_ABSOLUTE = re.compile(r"'(/[^']+)'|(?<![\w.~/-])(/[^\s'\",;]+)")
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def without_absolute_paths(text: str, root: Path = CHECKOUT) -> str:
+    """`text` with each absolute path made relative to the checkout `root`, or elided to its last part outside
+    it, so a page names no folder of the machine that made it.
+
+    >>> without_absolute_paths("--grid /r/configs/g.yaml --out '/tmp/a b/out', 1 s", Path("/r"))
+    '--grid configs/g.yaml --out …/out, 1 s'
+    """
+
+    def relative(m: re.Match) -> str:
+        path = Path(m[1] or m[2])
+        return path.relative_to(root).as_posix() if path.is_relative_to(root) else f"…/{path.name}"
+
+    return _ABSOLUTE.sub(relative, text)
+
+
 class ReportError(ValueError):
     """A report that would cover nothing, or fewer runs than the table it replaces; the message says which."""
 
@@ -197,7 +218,8 @@ def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
         figure = "claims.png"
     reference = against_reference(grid, data)
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
-    made = {k: v for k, v in data.made.items() if k != "seeds (each run's summary.json `seeds`)"}
+    made = {k: without_absolute_paths(str(v)) for k, v in data.made.items()
+            if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
     context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs()}  # fmt: skip
