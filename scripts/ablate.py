@@ -287,7 +287,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         }
         written = record(out, grid, finished, made, args.replace_report, ROOT)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
-    if len(done) < len(runs):
+    if len(done) < len(runs) and not args.report_only:
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
     if machine:  # the machine's fault, not the runs': say so last, in one line, with the environment's status
         first = machine[0]
@@ -296,7 +296,8 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
               "or fix the folder's permissions, or give another --out; finished runs are kept, so the same "
               "command continues", file=sys.stderr)  # fmt: skip
         return EXIT_ENVIRONMENT
-    return 1 if failed or len(done) < len(runs) else 0
+    missing = len(done) < len(runs) and not args.report_only  # --report-only asks nothing to run
+    return 1 if failed or missing else 0
 
 
 def _now() -> str:

@@ -202,8 +202,6 @@ def test_report_only_on_a_clone_renders_the_committed_table_and_changes_no_recor
     assert (tmp_path / "dashboard.html").is_file() and not (tmp_path / "runs").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="scripts/ablate.py counts a clone's runs as missing: '9 of 9 runs have no "
-                   "result', status 1, though nothing was asked to run")  # fmt: skip
 def test_report_only_on_a_clone_exits_0(finished, tmp_path):
     grid, out, _ = finished
     result = ablate("--grid", str(grid), "--out", str(clone(out, tmp_path)), "--report-only")
