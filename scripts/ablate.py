@@ -272,7 +272,9 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         written = write(out, grid)
     elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
         made = json.loads((out / "run.json").read_text())
-        written = record(out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report)
+        written = record(
+            out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report, ROOT
+        )
     else:
         made = {
             "date": _now(),

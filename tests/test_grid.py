@@ -85,10 +85,7 @@ def setup(grid, name: str) -> tuple:
 # recipe/mlm-chosen sets `data.val_seed: null` (each seed its own validation set; the default is one fixed set)
 # where recipe/mlm/lr0.01-max_steps1000 leaves it out: grid_axes reads an absent setting as null, so the two
 # (and their fine-tuning runs) get the same axes; only the table's val_seed column tells them apart
-AXES_MISS_NULL = pytest.mark.xfail(strict=True, reason="grid_axes reads a setting left out as one set to null")
-
-
-@pytest.mark.parametrize("name", [pytest.param(g, marks=AXES_MISS_NULL) if g == "recipe" else g for g in GRIDS])
+@pytest.mark.parametrize("name", GRIDS)
 def test_the_tables_axes_tell_apart_every_two_experiments_set_up_differently(name):
     grid = committed(name)
     axes = grid_axes(grid, ROOT)

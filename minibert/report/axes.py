@@ -90,6 +90,8 @@ def _name(key: str) -> str:
 
 
 def _value(key: str, value: Any) -> Any:
+    if value is None:
+        return "null"  # set to null in a config (e.g. data.val_seed: each seed its own validation set)
     return value.rsplit(".", 1)[-1] if key.endswith("class_path") and isinstance(value, str) else value
 
 
@@ -108,7 +110,9 @@ def grid_axes(grid: Grid, root: str | Path = ".") -> dict[str, dict[str, Any]]:
         full[e.name] = {**upstream, **{(e.job_type, k): v for k, v in own[e.name].items()}}
     # a setting varies when the runs that have its stage do not all agree on it (absent: the default)
     keys = sorted({k for s in full.values() for k in s})
-    varying = [k for k in keys if len({repr(s.get(k)) for s in full.values() if any(x[0] == k[0] for x in s)}) > 1]
+    absent = object()  # a setting left out (its default) differs from one set to null
+    varying = [k for k in keys
+               if len({repr(s.get(k, absent)) for s in full.values() if any(x[0] == k[0] for x in s)}) > 1]  # fmt: skip
     clashes = Counter((stage, _name(key)) for stage, key in varying)  # masking.p_mask, eval_masking.p_mask
     named: dict[str, tuple[str, str]] = {}  # axis name -> (stage, key); pre-training first on a clash
     for stage, key in sorted(varying, key=lambda k: (k[0] != "pretrain", k[1])):
@@ -123,7 +127,7 @@ def grid_axes(grid: Grid, root: str | Path = ".") -> dict[str, dict[str, Any]]:
         named.setdefault(name, (stage, key))
     axes = {}
     for e in grid.experiments:
-        derived = {n: _value(k[1], full[e.name].get(k)) for n, k in named.items()}
+        derived = {n: _value(k[1], full[e.name][k]) if k in full[e.name] else None for n, k in named.items()}
         labels = dict(e.axes)
         if source[e.name] and e.job_type == "finetune":  # the upstream's labels describe the encoder it tunes
             labels = {**axes[source[e.name]]["_labels"], **labels}
