@@ -1,12 +1,18 @@
-"""Open a page in headless Chromium and report what it loaded, over the DevTools protocol on a pipe (no port).
+"""Open pages in headless Chromium and report what they loaded and how they lay out, over the DevTools protocol
+on a pipe (no port).
 
-`inspect_page(path)` navigates to the file, waits for its load event, and returns every URL the page
-requested (the Network domain's `requestWillBeSent`) and, for each <img>, whether it decoded and its size.
+`Browser(binary)` starts one Chromium for several pages (a start costs about a second); `browser.open(path)`
+navigates a fresh tab, sized like a 1280x800 screen, to the file, waits for its load event, and returns every URL
+the page requested (the Network domain's `requestWillBeSent`), each <img>'s decoded size, and what a reader sees
+of it: the first screen's rectangles, the sideways scroll, the toggles, the links; with `screenshot=` it saves
+that first screen as a PNG (`python -m tests.chromium PAGE PNG` from the shell: results/dyck/dashboard.png).
+`inspect_page(path, binary)` does the same in a Chromium of its own.
 Chromium talks on file descriptors 3 (commands in) and 4 (replies out), each message ending in a NUL byte.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -21,7 +27,7 @@ FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
     "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--disable-default-apps", "--disable-extensions", "--disable-features=Translate",
-    "--metrics-recording-only", "--mute-audio",
+    "--metrics-recording-only", "--mute-audio", "--hide-scrollbars",
 ]  # fmt: skip
 
 
@@ -36,8 +42,15 @@ def chromium_binary() -> str | None:
 class PageReport:
     title: str
     requests: list[str]  # every URL the page asked for, the page itself included
-    images: list[dict]  # {alt, complete, width, height} per <img>
+    images: list[dict]  # {alt, src, complete, width, height} per <img>: its decoded (natural) size
     figures: int
+    viewport: dict  # {width, height} of the window
+    scroll_width: int  # document.documentElement.scrollWidth: wider than client_width = a sideways scroll
+    scroll_width_unfolded: int  # the same with every <details> open
+    client_width: int
+    rects: dict  # {selector: {top, bottom, left, right} or None}: where each asked-for element lies, in pixels
+    details: list[dict]  # {summary, open} per <details>
+    links: list[dict]  # {text, href (as written), url (resolved), nav (inside a <nav>)} per <a href>
 
 
 class _Pipe:
@@ -88,12 +101,14 @@ class _Pipe:
                 return reply.get("result", {})
             self.events.append(reply)
 
-    def wait_for(self, method: str, timeout: float = 30) -> dict:
+    def wait_for(self, method: str, session: str, timeout: float = 30) -> dict:
         deadline = time.monotonic() + timeout
+        seen = 0
         while True:
-            for event in self.events:
-                if event.get("method") == method:
+            for event in self.events[seen:]:
+                if event.get("method") == method and event.get("sessionId") == session:
                     return event
+            seen = len(self.events)
             self.events.append(self._read(deadline))
 
     def close(self) -> None:
@@ -110,31 +125,86 @@ class _Pipe:
         os.close(self._from_chrome)
 
 
-_PROBE = """JSON.stringify({
-  title: document.title,
-  figures: document.querySelectorAll('figure').length,
-  images: Array.from(document.images).map(i => ({alt: i.alt, complete: i.complete,
-                                                  width: i.naturalWidth, height: i.naturalHeight}))
-})"""
+_PROBE = """(selectors => {
+  const rect = s => { const e = document.querySelector(s); if (!e) return null;
+                      const r = e.getBoundingClientRect();
+                      return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const folded = Array.from(document.querySelectorAll('details')).filter(d => !d.open);
+  const page = {
+    title: document.title,
+    figures: document.querySelectorAll('figure').length,
+    images: Array.from(document.images).map(i => ({alt: i.alt, src: i.getAttribute('src'), complete: i.complete,
+                                                    width: i.naturalWidth, height: i.naturalHeight})),
+    viewport: {width: window.innerWidth, height: window.innerHeight},
+    scroll_width: document.documentElement.scrollWidth,
+    client_width: document.documentElement.clientWidth,
+    rects: Object.fromEntries(selectors.map(s => [s, rect(s)])),
+    details: Array.from(document.querySelectorAll('details')).map(d => ({
+      summary: d.querySelector('summary') ? d.querySelector('summary').textContent : '', open: d.open})),
+    links: Array.from(document.querySelectorAll('a[href]')).map(a => ({
+      text: a.textContent, href: a.getAttribute('href'), url: a.href, nav: a.closest('nav') !== null})),
+  };
+  folded.forEach(d => { d.open = true; });  // every toggle opened, as a reader might
+  page.scroll_width_unfolded = document.documentElement.scrollWidth;
+  folded.forEach(d => { d.open = false; });
+  return JSON.stringify(page);
+})(%s)"""
 
 
-def inspect_page(path: Path, binary: str, timeout: float = 60) -> PageReport:
-    """Load `path` in headless Chromium; what it requested and how its images decoded."""
-    with tempfile.TemporaryDirectory() as profile:
-        pipe = _Pipe(binary, profile)
+class Browser:
+    """One headless Chromium whose tabs each open one page at a screen's size (1280x800 unless told)."""
+
+    def __init__(self, binary: str, width: int = 1280, height: int = 800) -> None:
+        self._profile = tempfile.TemporaryDirectory()
+        self._pipe = _Pipe(binary, self._profile.name)
+        self.size = {"width": width, "height": height}
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pipe.close()
+        self._profile.cleanup()
+
+    def open(self, path: Path, rects: tuple[str, ...] = (), screenshot: Path | None = None,
+             timeout: float = 60) -> PageReport:  # fmt: skip
+        """Load `path` in a fresh tab; what it requested, how its images decoded, where each of the CSS
+        selectors `rects` lies on the first screen; its first screen saved to `screenshot` if given."""
+        pipe = self._pipe
+        target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         try:
-            target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
             session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
             for domain in ("Network", "Page", "Runtime"):
                 pipe.call(f"{domain}.enable", session=session)
+            pipe.call("Emulation.setDeviceMetricsOverride",
+                      {**self.size, "deviceScaleFactor": 1, "mobile": False}, session=session)  # fmt: skip
             pipe.events.clear()
             pipe.call("Page.navigate", {"url": Path(path).resolve().as_uri()}, session=session)
-            pipe.wait_for("Page.loadEventFired", timeout=timeout)
-            value = pipe.call("Runtime.evaluate", {"expression": _PROBE, "returnByValue": True}, session=session)
+            pipe.wait_for("Page.loadEventFired", session, timeout=timeout)
+            expression = _PROBE % json.dumps(list(rects))
+            value = pipe.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
             probe = json.loads(value["result"]["value"])
-            requests = [
-                e["params"]["request"]["url"] for e in pipe.events if e.get("method") == "Network.requestWillBeSent"
-            ]
+            if screenshot is not None:
+                shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session=session)
+                Path(screenshot).write_bytes(base64.b64decode(shot["data"]))
+            sent = [e for e in pipe.events if e.get("method") == "Network.requestWillBeSent"]
+            requests = [e["params"]["request"]["url"] for e in sent if e.get("sessionId") == session]
         finally:
-            pipe.close()
-    return PageReport(probe["title"], requests, probe["images"], probe["figures"])
+            pipe.call("Target.closeTarget", {"targetId": target})
+        return PageReport(requests=requests, **probe)
+
+
+def inspect_page(path: Path, binary: str, timeout: float = 60) -> PageReport:
+    """Load `path` in a headless Chromium of its own: what it requested and how its images decoded."""
+    with Browser(binary) as browser:
+        return browser.open(path, timeout=timeout)
+
+
+if __name__ == "__main__":  # python -m tests.chromium PAGE PNG: the first screen (1280x800) as a reader sees it
+    import sys
+
+    with Browser(chromium_binary() or sys.exit("no chromium on PATH")) as browser:
+        browser.open(Path(sys.argv[1]), screenshot=Path(sys.argv[2]))

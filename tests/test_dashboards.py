@@ -1,22 +1,38 @@
-"""Every committed dashboard opens in a real browser (headless Chromium): each figure decodes, and the page
-asks for nothing beyond its own file and the committed PNGs beside it (linked, not inlined). Skipped only
-where Chromium is not installed;
-`.ci/run` installs it and sets MINIBERT_REQUIRE_CHROMIUM=1, which turns the skip into a failure."""
+"""Every grid's committed dashboard, read as a researcher reads it, in a real browser (headless Chromium at
+1280x800): it opens offline, asking for nothing beyond its own folder, every figure decodes, the first screen of
+the Dyck grid holds its answer (the comparisons with their verdicts, and the top of their figure), nothing
+scrolls sideways even with every toggle open, per-experiment detail is folded, and the "Other grids" line links
+every other grid's report. Neither a dashboard nor an ablation.md names a folder of the machine that made it.
+The browser tests are skipped only where Chromium is not installed; `.ci/run` installs it and sets
+MINIBERT_REQUIRE_CHROMIUM=1, which turns the skip into a failure."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
+import subprocess
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
+import pandas as pd
 import pytest
 
-from tests.chromium import chromium_binary, inspect_page
+from tests.chromium import Browser, PageReport, chromium_binary, inspect_page
 
 ROOT = Path(__file__).resolve().parents[1]
-DASHBOARDS = sorted(p for p in (ROOT / "results").rglob("dashboard.html") if "runs" not in p.parts)
+GRIDS = sorted(p.parent for p in (ROOT / "results").rglob("results.csv") if "runs" not in p.parts)
+DASHBOARDS = [grid / "dashboard.html" for grid in GRIDS]
+IDS = [p.relative_to(ROOT).as_posix() for p in DASHBOARDS]
+DYCK = ROOT / "results/dyck/dashboard.html"
+WHERE = ("#answer table", "#answer figure img")  # where the first screen's parts lie
+
+
+def leaves(url: str, folder: Path) -> bool:
+    """Whether a request asks for anything but a file in `folder`."""
+    parts = urlsplit(url)
+    return parts.scheme != "file" or Path(unquote(parts.path)).parent != folder.resolve()
 
 
 @pytest.fixture(scope="module")
@@ -29,44 +45,102 @@ def chromium() -> str:
     return binary
 
 
-def test_every_grid_has_a_committed_dashboard():
-    assert {p.relative_to(ROOT).as_posix() for p in DASHBOARDS} >= {
-        "results/dashboard.html",
-        "results/objectives/dashboard.html",
-    }
+@pytest.fixture(scope="module")
+def opened(chromium) -> dict[Path, PageReport]:
+    """Every dashboard, opened once in one browser."""
+    with Browser(chromium, width=1280, height=800) as browser:
+        return {page: browser.open(page, rects=WHERE) for page in DASHBOARDS if page.is_file()}
 
 
-@pytest.mark.parametrize("page", DASHBOARDS, ids=[p.relative_to(ROOT).as_posix() for p in DASHBOARDS])
-def test_dashboard_renders_every_figure_offline(chromium, page):
-    report = inspect_page(page, chromium)
+def test_every_grid_with_a_table_has_a_committed_report():
+    assert ROOT / "results" in GRIDS and ROOT / "results/dyck" in GRIDS
+    tracked = None
+    if shutil.which("git") and (ROOT / ".git").exists():
+        listed = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True, check=True)
+        tracked = set(listed.stdout.split())
+    for grid in GRIDS:
+        for name in ("dashboard.html", "ablation.md"):
+            path = (grid / name).relative_to(ROOT).as_posix()
+            assert (grid / name).is_file(), f"{path} missing: python -m minibert.report"
+            assert tracked is None or path in tracked, f"{path} is not committed"
+
+
+@pytest.mark.parametrize("page", DASHBOARDS, ids=IDS)
+def test_dashboard_loads_offline_with_every_image_decoded(opened, page):
+    report = opened[page]
     assert report.title.startswith("minibert ablation: ") and report.title.endswith(" grid")
-    assert report.figures >= 2 and len(report.images) == report.figures
+    assert len(report.images) == report.figures
     for image in report.images:
-        assert image["complete"] and image["width"] > 100 and image["height"] > 100, image["alt"]
-    schemes = {urlsplit(url).scheme for url in report.requests}
-    assert schemes <= {"file"}, report.requests
-    figures = {(page.parent / image["alt"]).resolve().as_uri() for image in report.images}
+        assert image["complete"] and image["width"] > 0 and image["height"] > 0, image
+        assert (page.parent / image["src"]).is_file() and "/" not in image["src"], image  # the PNG beside it
     assert page.resolve().as_uri() in report.requests
-    assert set(report.requests) <= {page.resolve().as_uri()} | figures, report.requests
-    assert all((page.parent / image["alt"]).is_file() for image in report.images)
+    assert not [url for url in report.requests if leaves(url, page.parent)], report.requests
 
 
-@pytest.mark.parametrize("page", DASHBOARDS, ids=[p.relative_to(ROOT).as_posix() for p in DASHBOARDS])
-def test_dashboards_link_to_each_other(page):
-    html = page.read_text()
-    targets = {(page.parent / href).resolve() for href in re.findall(r'<a href="([^"#:]+\.html)"', html)}
-    assert targets == {p.resolve() for p in DASHBOARDS if p != page}
+def test_the_dyck_grids_first_screen_holds_its_answer_and_the_top_of_its_figure(opened):
+    report = opened[DYCK]
+    height = report.viewport["height"]
+    assert report.viewport == {"width": 1280, "height": 800}
+    table, figure = report.rects["#answer table"], report.rects["#answer figure img"]
+    assert table is not None and 0 <= table["top"] and table["bottom"] <= height, table
+    assert figure is not None and table["bottom"] <= figure["top"] <= height - 200, figure  # 200 px of it at least
+    assert figure["right"] <= report.viewport["width"]
+
+
+@pytest.mark.parametrize("page", DASHBOARDS, ids=IDS)
+def test_nothing_scrolls_sideways_even_with_every_toggle_open(opened, page):
+    report = opened[page]
+    assert report.scroll_width <= report.client_width
+    assert report.scroll_width_unfolded <= report.client_width
+
+
+@pytest.mark.parametrize("page", DASHBOARDS, ids=IDS)
+def test_per_experiment_detail_is_folded_by_default(opened, page):
+    report = opened[page]
+    experiments = set(pd.read_csv(page.parent / "results.csv", usecols=["experiment"])["experiment"])
+    assert {d["summary"] for d in report.details} == experiments
+    assert not any(d["open"] for d in report.details)
+
+
+@pytest.mark.parametrize("page", DASHBOARDS, ids=IDS)
+def test_other_grids_links_resolve_to_every_other_grids_report(opened, page):
+    others = {grid.resolve() for grid in GRIDS if grid != page.parent}
+    links = [link for link in opened[page].links if link["nav"]]
+    targets = {Path(unquote(urlsplit(link["url"]).path)) for link in links}
+    assert all(t.is_file() for t in targets), targets
+    assert not any(link["href"].startswith(("/", "file:")) for link in links)  # relative: the folder can move
+    assert targets == {grid / "dashboard.html" for grid in others}
+    line = re.search(r"^Other grids: (.+)$", (page.parent / "ablation.md").read_text(), re.M)
+    assert line is not None
+    written = re.findall(r"\]\(([^)]+)\)", line[1])
+    assert {(page.parent / href).resolve() for href in written} == {grid / "ablation.md" for grid in others}
+    assert all((page.parent / href).is_file() for href in written)
+
+
+@pytest.mark.parametrize("name", ["dashboard.html", "ablation.md"])
+@pytest.mark.parametrize("grid", GRIDS, ids=[g.relative_to(ROOT).as_posix() for g in GRIDS])
+def test_no_report_names_a_folder_of_the_machine_that_made_it(grid, name):
+    text = (grid / name).read_text()
+    for folder in ("/work/", "/tmp/", "/home/"):
+        assert folder not in text, (folder, text[max(0, text.index(folder) - 80) : text.index(folder) + 80])
 
 
 def test_the_check_sees_a_request_that_leaves_the_file(chromium, tmp_path):
-    """The negative control: an image on a (closed) loopback port is a request the test catches."""
+    """The negative control: an image on a (closed) loopback port, and one in the folder above, are requests the
+    test catches; an image beside the page is not."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    page = tmp_path / "leaky.html"
+    png = (ROOT / "results/dyck/claims.png").read_bytes()
+    (tmp_path / "up.png").write_bytes(png)
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page/beside.png").write_bytes(png)
+    page = tmp_path / "page/leaky.html"
     page.write_text(
         f"<!doctype html><title>t</title><figure><img alt='x' src='http://127.0.0.1:{port}/x.png'></figure>"
+        "<figure><img alt='up' src='../up.png'></figure><figure><img alt='beside' src='beside.png'></figure>"
     )
     report = inspect_page(page, chromium)
     assert f"http://127.0.0.1:{port}/x.png" in report.requests
-    assert report.images[0]["width"] == 0
+    assert report.images[0]["width"] == 0 and report.images[1]["width"] > 0 and report.images[2]["width"] > 0
+    assert {url.rsplit("/", 1)[-1] for url in report.requests if leaves(url, page.parent)} == {"x.png", "up.png"}

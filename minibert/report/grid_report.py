@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,21 @@ def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
     return load_grid(Path(root) / "configs/ablations" / f"{name}.yaml", root)
 
 
+def other_grids(out: Path) -> list[dict[str, str]]:
+    """Every other grid whose table lies in the same `results/` tree as `out`: its name and its report's
+    `ablation.md` and `dashboard.html` relative to `out` (a grid outside any `results/` folder: those below it)."""
+    out = out.resolve()
+    root = next((p for p in (out, *out.parents) if p.name == "results"), out)
+    grids = []
+    for csv in sorted(root.glob(f"**/{table.FILE}"), key=lambda p: (p.parent != root, p)):  # the default first
+        if csv.parent != out and "runs" not in csv.relative_to(root).parts:
+            name = "default" if csv.parent == root else csv.parent.relative_to(root).as_posix()
+            to = Path(os.path.relpath(csv.parent, out))
+            grids.append({"name": name, "md": (to / "ablation.md").as_posix(),
+                          "html": (to / "dashboard.html").as_posix()})  # fmt: skip
+    return grids
+
+
 def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
     """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv`; returns the
     files whose text changed (with `check`, none is written)."""
@@ -212,7 +228,7 @@ def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
     answers += compare_answers(out, data)
     written = []
     figure = ""
-    if drawn := [(a.text, a.diff) for a in answers if a.diff is not None]:
+    if drawn := [(a.text.replace("`", ""), a.diff) for a in answers if a.diff is not None]:  # labels as prose
         if not check:
             figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
         figure = "claims.png"
@@ -222,7 +238,7 @@ def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
     context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,
-               "seeds": data.seeds(), "runs": data.runs()}  # fmt: skip
+               "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out)}  # fmt: skip
     for name in ("ablation.md", "dashboard.html"):
         text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
         if not (out / name).is_file() or (out / name).read_text() != text:
