@@ -77,9 +77,11 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
                              if b is not None)  # fmt: skip
         verdict = "holds" if holds else "fails" if fails else "undecided"
         return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
-    metric, category = metric_and_category(claim.higher.metric)
-    d = data.diff(metric, {"experiment": claim.higher.experiment}, {"experiment": claim.lower.experiment},
-                  category, lower_is_better=False)  # fmt: skip
+    # each side its own metric: a claim may set one category of an experiment below another of it
+    high = data.stat(*metric_and_category(claim.higher.metric), experiment=claim.higher.experiment)
+    low = data.stat(*metric_and_category(claim.lower.metric), experiment=claim.lower.experiment)
+    shared = high.shared and low.shared
+    d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False)
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
     return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d)
 
