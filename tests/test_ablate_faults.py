@@ -192,7 +192,7 @@ def test_report_that_would_lose_results_is_refused(finished, tmp_path):
     assert empty.returncode == 2 and "no finished run of this grid" in empty.stderr
     smaller = ablate("--grid", str(tmp_path / "subset.yaml"), "--out", str(out), "--seeds", "2", "--report-only")
     assert smaller.returncode == 2
-    assert "covers 2 run(s) this one would drop (pretrain/causal seed 0, pretrain/causal seed 1)" in smaller.stderr
+    assert "holds 2 run(s) this one would drop (pretrain/causal seed 0, pretrain/causal seed 1)" in smaller.stderr
     after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
     assert after == before, "a refused report leaves every file as it was"
 
@@ -377,8 +377,8 @@ def test_a_cell_that_cannot_be_built_stops_the_grid_before_anything_trains(tmp_p
 def test_report_only_without_seeds_reports_the_seeds_in_out(finished, tmp_path):
     grid, out = finished
     out = copy_of(out, tmp_path)
-    for report in out.glob("ablation.*"):  # the report other tests rebuilt here: this one starts from the runs
-        report.unlink()
+    for report in [*out.glob("ablation.*"), out / "results.csv", out / "run.json"]:  # this one starts from the runs
+        report.unlink(missing_ok=True)
     result = ablate("--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--report-only")
     assert result.returncode == 0, result.stderr
     assert "have no result" not in result.stderr, result.stderr
