@@ -154,9 +154,3 @@ def test_each_objectives_cell_is_its_experiments_mean(tmp_path):
             v = values(frame, objective=objective, stage="finetune", regime=regime)
             assert cell.startswith(shown(v)) and cell.endswith(seeds(v))
     assert row(text, "no pre-training")[2].startswith(shown(values(frame, regime="no_pretrain")))
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_the_committed_page_is_what_the_committed_tables_render(page):
-    text = Renderer(ROOT).render(Path(PAGES[page] + ".j2"))[1]
-    assert text == (ROOT / PAGES[page]).read_text(), f"{PAGES[page]} is stale: run python -m minibert.report"

@@ -19,13 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 GAP, MLM, SPAN = "val/gap/acc", "dyck/pretrain/mlm", "dyck/pretrain/span"
 
 
-@pytest.mark.parametrize("page", ["results/dyck.md", "results/dyck/gap.md"])
-def test_a_dyck_page_renders_from_the_committed_tables_as_committed(page):
-    path, text = Renderer(ROOT).render(Path(page + ".j2"))
-    assert path == ROOT / page
-    assert text == path.read_text(), f"{page} is stale: run python -m minibert.report"
-
-
 def constructed(root: Path, gaps: dict[str, np.ndarray]) -> Data:
     """A repository under `root`: the Dyck page's template and a small Dyck table (seeds 0-2 of every experiment,
     the committed rows) whose overall gaps of the experiments in `gaps` are the given ones, seed by seed; the other

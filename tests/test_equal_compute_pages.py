@@ -25,13 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DYCK = Dyck(kinds=4, length=32, max_depth=6)
 
 
-@pytest.mark.parametrize("page", ["results/scaling.md", "results/masking_rate.md"])
-def test_an_equal_compute_page_renders_from_the_committed_tables_as_committed(page):
-    path, text = Renderer(ROOT).render(Path(page + ".j2"))
-    assert path == ROOT / page
-    assert text == path.read_text(), f"{page} is stale: run python -m minibert.report"
-
-
 def render(root: Path, grid: str, frame: pd.DataFrame) -> str:
     """The page of `grid` rendered in a repository under `root` that holds only its template and `frame`."""
     (root / PAGES / "results").mkdir(parents=True)

@@ -19,12 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE_GRIDS = {"length": ["length"], "structure": ["structure"], "text": ["text", "dyck"]}
 
 
-@pytest.mark.parametrize("page", list(PAGE_GRIDS))
-def test_a_study_page_renders_from_the_committed_tables_as_committed(page):
-    path, text = Renderer(ROOT).render(Path(f"results/{page}.md.j2"))
-    assert text == path.read_text(), f"results/{page}.md is stale: run python -m minibert.report"
-
-
 def render(root: Path, page: str, change: dict[tuple, np.ndarray]) -> tuple[str, dict[str, pd.DataFrame]]:
     """Render `page` in a repository under `root` whose tables are the committed ones (the page's own grid: seeds
     0-2), with the values of each selection in `change` ((grid, experiment, metric) -> one value per seed) replaced."""
