@@ -1,0 +1,1 @@
+"""Statistics that reports call: intervals over seeds and questions, sequential verdicts, family-wise control."""
