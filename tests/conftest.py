@@ -58,6 +58,7 @@ def default_grid(tmp_path_factory):
     its return code, stderr, wall time and collected results."""
     import time
 
+    from minibert.ablation import accuracies
     from minibert.report.table import read
 
     out = tmp_path_factory.mktemp("default_grid")
@@ -68,9 +69,11 @@ def default_grid(tmp_path_factory):
     wall_time_s = time.perf_counter() - start
     table = read(out) if (out / "results.csv").is_file() else None
     values: dict[tuple[str, str], dict[int, float]] = {}  # (experiment, logged key) -> {seed: value}
-    for e, m, c, seed, v in [] if table is None else zip(*(table[k] for k in ("experiment", "metric", "category",
-                                                                               "seed", "value"))):  # fmt: skip
+    for e, m, c, seed, v, n in [] if table is None else zip(*(table[k] for k in ("experiment", "metric", "category",
+                                                                                  "seed", "value", "n"))):  # fmt: skip
         values.setdefault((e, f"{m}_{c}" if c else m), {})[int(seed)] = float(v)
+        if (key := accuracies.parse(m)) is not None and key.role == "acc" and n == n:  # its count, as logged
+            values.setdefault((e, accuracies.AccKey(key.prefix, "n", c).key("n")), {})[int(seed)] = float(n)
     results = SimpleNamespace(values=values, get=lambda ref: values.get((ref.experiment, ref.metric), {}))
     return SimpleNamespace(returncode=proc.returncode, stderr=proc.stderr, wall_time_s=wall_time_s, results=results)
 

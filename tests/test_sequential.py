@@ -14,6 +14,9 @@ from scipy import special, stats
 from minibert.ablation.intervals import difference_interval, t95
 from minibert.ablation.power import paired_interval, seeds_needed
 from minibert.stats.sequential import (
+
+# simulations of thousands of experiments: claim tests, with the other claims (`pytest -m slow`)
+pytestmark = pytest.mark.slow
     bounds,
     clopper_pearson,
     decide,
