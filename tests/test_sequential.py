@@ -14,9 +14,6 @@ from scipy import special, stats
 from minibert.ablation.intervals import difference_interval, t95
 from minibert.ablation.power import paired_interval, seeds_needed
 from minibert.stats.sequential import (
-
-# simulations of thousands of experiments: claim tests, with the other claims (`pytest -m slow`)
-pytestmark = pytest.mark.slow
     bounds,
     clopper_pearson,
     decide,
@@ -29,6 +26,9 @@ pytestmark = pytest.mark.slow
     split_failures,
     tost,
 )
+
+# simulations of thousands of experiments: claim tests, with the other claims (`pytest -m slow`)
+pytestmark = pytest.mark.slow
 
 CAP = 30  # seeds per comparison at most (scripts/compare.py's default budget)
 
