@@ -19,7 +19,6 @@ Exit code 0 when every run succeeded, 1 when some failed (each is listed with it
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -114,6 +113,7 @@ from minibert.ablation.lock import Busy, OutLock  # noqa: E402
 from minibert.ablation.preflight import preflight  # noqa: E402
 from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
 from minibert.report.grid_report import ReportError, record, write  # noqa: E402
+from minibert.report.table import grid_of_table  # noqa: E402
 
 
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
@@ -269,7 +269,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     check_metrics(grid, logged_metrics(finished))
     reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
-    if args.report_only and not finished and committed_table_of(out, grid):  # a clone: the committed table
+    if args.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
         written = write(out, grid)
     elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
         made = json.loads((out / "run.json").read_text())
@@ -301,16 +301,6 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         return EXIT_ENVIRONMENT
     missing = len(done) < len(runs) and not args.report_only  # --report-only asks nothing to run
     return 1 if failed or missing else 0
-
-
-def committed_table_of(out: Path, grid) -> bool:
-    """Whether `out` holds a table of `grid` (a clone of a grid's results, whose runs were not committed)."""
-    try:
-        with open(out / "results.csv") as f:
-            header, first = next(csv.reader(f)), next(csv.reader(f))
-    except (OSError, StopIteration):
-        return False
-    return dict(zip(header, first)).get("grid") == Path(grid.path).stem
 
 
 def _now() -> str:

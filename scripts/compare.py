@@ -30,9 +30,8 @@ from minibert.ablation.grid import Grid, GridError, load_grid
 from minibert.ablation.power import Comparison, compare, half_width, seeds_needed
 from minibert.ablation.runner import plan
 from minibert.atomic_writes import write_atomic, write_json
-from minibert.report import grid_report
 from minibert.report.query import Data
-from minibert.report.table import from_runs
+from minibert.report.table import from_runs, split
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -89,7 +88,7 @@ def differences(args: argparse.Namespace, grid: Grid, seeds: list[int]) -> dict[
     """(A, B) -> {seed: A - B} for every pair of arms, in the direction where > 0 means A is better."""
     runs = [r for r in plan(grid.select(args.arms), seeds, Path(args.out).resolve(), ROOT) if r.done]
     data = Data(from_runs(grid, [(r, r.summary()) for r in runs], ROOT))
-    metric, category = grid_report.metric_and_category(args.metric)
+    metric, category = split(args.metric)
     values = {arm: data.stat(metric, category, experiment=arm).values for arm in args.arms}
     sign = -1.0 if args.lower_is_better else 1.0
     return {

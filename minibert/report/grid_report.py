@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -21,7 +21,7 @@ from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, stats, table
-from minibert.report.query import Data, Diff, Stat
+from minibert.report.query import Data, Diff
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
                                lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
@@ -46,27 +46,13 @@ class Answer:
     seeds: str
     verdict: str
     diff: Diff | None = None  # for the figure
-    extra: list[str] = field(default_factory=list)
-
-
-def _stat_or_none(data: Data, metric: str, category: str = "", **where) -> Stat | None:
-    rows = data.rows(metric=metric, category=category, **where)
-    return data.stat(metric, category, **where) if len(rows) else None
-
-
-def metric_and_category(name: str) -> tuple[str, str]:
-    """A logged key as (metric, category): `val/acc_opener` -> ('val/acc', 'opener')."""
-    key = accuracies.parse(name)
-    if key is None or key.role == "n":
-        return name, ""
-    return accuracies.AccKey(key.prefix, key.role, "").key(key.role), key.category
 
 
 def claim_answer(claim: Claim, data: Data) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
     value's interval against its bounds. Holds when the whole interval is on the claimed side."""
     if claim.value is not None:
-        metric, category = metric_and_category(claim.value.metric)
+        metric, category = table.split(claim.value.metric)
         s = data.stat(metric, category, experiment=claim.value.experiment)
         scale = 100 if s.proportion else 1
         lo = -math.inf if claim.at_least is None else claim.at_least
@@ -78,8 +64,8 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
         verdict = "holds" if holds else "fails" if fails else "undecided"
         return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
     # each side its own metric: a claim may set one category of an experiment below another of it
-    high = data.stat(*metric_and_category(claim.higher.metric), experiment=claim.higher.experiment)
-    low = data.stat(*metric_and_category(claim.lower.metric), experiment=claim.lower.experiment)
+    high = data.stat(*table.split(claim.higher.metric), experiment=claim.higher.experiment)
+    low = data.stat(*table.split(claim.lower.metric), experiment=claim.lower.experiment)
     shared = high.shared and low.shared
     d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False)
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
@@ -92,7 +78,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):
         recorded = json.loads(path.read_text())
-        metric, category = metric_and_category(recorded["metric"])
+        metric, category = table.split(recorded["metric"])
         for pair in recorded["pairs"]:
             d = data.diff(metric, {"experiment": pair["a"]}, {"experiment": pair["b"]}, category,
                           recorded.get("lower_is_better"))  # fmt: skip
@@ -106,9 +92,7 @@ def overview(data: Data) -> Section:
     """One row per experiment: seeds, its headline accuracy, ceiling and gap (or its strongest reference)."""
     rows = []
     for e in data.experiments():
-        acc, ceiling, gap = (
-            _stat_or_none(data, m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc")
-        )
+        acc, ceiling, gap = (data.find(m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
         seeds = len(data.seeds(experiment=e))
         rows.append([e, str(seeds), *(str(s) if s else "–" for s in (acc, ceiling, gap))])
     note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
@@ -122,8 +106,7 @@ def against_reference(grid: Grid, data: Data) -> Section | None:
     rows = []
     for e in grid.experiments:
         for name, published in e.reference.items():
-            metric, category = metric_and_category(name)
-            ours = _stat_or_none(data, metric, category, experiment=e.name)
+            ours = data.find(*table.split(name), experiment=e.name)
             if ours is not None:
                 scale = 100 if ours.proportion else 1
                 rows.append([e.name, name, str(ours), stats.number(published, scale, 2 if scale == 1 else 1)])
@@ -139,14 +122,10 @@ def details(data: Data, experiment: str) -> Section:
     rows, seen = [], data.frame
     measure = accuracies.measure("accuracy")
     for (metric, category), _ in seen.groupby(["metric", "category"], sort=False):
-        if accuracies.parse(metric) is None and category == "":
-            s = data.stat(metric, experiment=experiment)
-            rows.append([metric, "", "–", str(s)])
-            continue
         s = data.stat(metric, category, experiment=experiment)
-        label = measure.label(category) if category else "all"
-        n = "–" if s.n is None else f"{s.n:,.0f}"
-        rows.append([metric, label, n, str(s)])
+        accuracy = accuracies.parse(metric) is not None
+        label = measure.label(category) if category else "all" if accuracy else ""
+        rows.append([metric, label, "–" if s.n is None else f"{s.n:,.0f}", str(s)])
     rows.sort(key=lambda r: (accuracies.parse(r[0]) is None, r[0]))
     note = "Accuracies in points with their 95% interval; other figures as logged (mean, 95% t-interval)."
     return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
@@ -202,8 +181,7 @@ def record(
 
 def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
     """The grid whose table is in `out` (its `grid` column names `configs/ablations/<grid>.yaml`)."""
-    name = Data.load(out).frame["grid"].iloc[0]
-    return load_grid(Path(root) / "configs/ablations" / f"{name}.yaml", root)
+    return load_grid(Path(root) / "configs/ablations" / f"{table.grid_of_table(out)}.yaml", root)
 
 
 def other_grids(out: Path) -> list[dict[str, str]]:
@@ -221,11 +199,11 @@ def other_grids(out: Path) -> list[dict[str, str]]:
     return grids
 
 
-def write(out: str | Path, grid: Grid, check: bool = False) -> list[Path]:
-    """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv`; returns the
-    files whose text changed (with `check`, none is written)."""
+def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None) -> list[Path]:
+    """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv` (or `data`,
+    that table already read); returns the files whose text changed (with `check`, none is written)."""
     out = Path(out)
-    data = Data.load(out)
+    data = Data.load(out) if data is None else data
     answers = [claim_answer(c, data) for c in grid.claims if c.experiments() <= set(data.experiments())]
     answers += compare_answers(out, data)
     written = []

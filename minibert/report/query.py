@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +180,10 @@ class Data:
         return [e for e, cols in self._columns_of.items() if (e, metric, category) in self._cells
                 and all(cols[k] in values for k, values in wanted.items())]  # fmt: skip
 
+    def find(self, metric: str, category: str = "", **where: Any) -> Stat | None:
+        """`stat`, or None where no experiment logs `metric` (a figure a report shows only where it exists)."""
+        return self.stat(metric, category, **where) if self._match(metric, category, where) else None
+
     def stat(self, metric: str, category: str = "", **where: Any) -> Stat:
         found = self._match(metric, category, where)
         if len(found) != 1:
@@ -240,7 +243,3 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def is_nan(x: float) -> bool:
-    return isinstance(x, float) and math.isnan(x)

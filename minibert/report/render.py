@@ -26,7 +26,7 @@ import jinja2
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, grid_report, stats
 from minibert.report.query import Data, QueryError, markdown_table
-from minibert.report.table import FILE
+from minibert.report.table import FILE, grid_of_table
 
 PAGES = Path("configs/pages")
 
@@ -72,8 +72,11 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
     """Render every grid's own report and every declared page; returns the pages written, or with `check`
     those whose text would change."""
     renderer, changed = Renderer(root), []
-    for table in sorted(Path(root).glob(f"results/**/{FILE}")):
-        changed += grid_report.write(table.parent, grid_report.grid_of(table.parent, root), check=check)
+    for table in sorted(Path(root).glob(f"results/**/{FILE}")):  # each table read once, for its report and pages
+        name = grid_of_table(table.parent)
+        out, grid = table.parent, grid_report.grid_of(table.parent, root)
+        data = renderer.grid(name) if Path(root) / grid_dir(name) == out else Data.load(out)
+        changed += grid_report.write(out, grid, check=check, data=data)
     for template in renderer.templates():
         try:
             page, text = renderer.render(template)

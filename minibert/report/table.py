@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from collections.abc import Iterable
@@ -47,14 +48,24 @@ def grid_name(grid: Grid) -> str:
     return Path(grid.path).stem
 
 
-def _split(metric: str) -> tuple[str, str] | None:
-    """(metric, category) of an accuracy key, or None for its count and for keys that are not accuracies."""
-    key = accuracies.parse(metric)
-    if key is None:
-        return metric, ""
-    if key.role == "n":
+def split(key: str) -> tuple[str, str]:
+    """A logged key as the table's (metric, category): `val/gap/acc_opener` -> ('val/gap/acc', 'opener');
+    a key that is not an accuracy (a loss, a count) -> (key, '')."""
+    parsed = accuracies.parse(key)
+    if parsed is None or parsed.role == "n":
+        return key, ""
+    return accuracies.AccKey(parsed.prefix, parsed.role, "").key(parsed.role), parsed.category
+
+
+def grid_of_table(out: str | Path) -> str | None:
+    """The grid whose table is in `out` (the `grid` column of its first row), None without one: read from the
+    file's first two lines, not the whole table."""
+    try:
+        with open(Path(out) / FILE, newline="") as f:
+            rows = csv.reader(f)
+            return dict(zip(next(rows), next(rows))).get("grid")
+    except (OSError, StopIteration):
         return None
-    return accuracies.AccKey(key.prefix, key.role, "").key(key.role), key.category
 
 
 def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str | Path = ".") -> pd.DataFrame:
@@ -76,13 +87,14 @@ def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str 
                 counts[(parsed.prefix, parsed.category)] = value
         val_seed = metrics.get("seeds/val")
         for key, value in metrics.items():
-            if key.startswith("seeds/") or (split := _split(key)) is None:
-                continue
             parsed = accuracies.parse(key)
+            if key.startswith("seeds/") or (parsed is not None and parsed.role == "n"):  # counts: the rows' `n`
+                continue
+            metric, category = split(key)
             n = counts.get((parsed.prefix, parsed.category)) if parsed else None
             rows.append({"grid": grid_name(grid), "experiment": experiment, "stage": stages[experiment],
-                         **axes[experiment], "seed": seed, "val_seed": val_seed, "metric": split[0],
-                         "category": split[1], "value": math.nan if value is None else float(value),
+                         **axes[experiment], "seed": seed, "val_seed": val_seed, "metric": metric,
+                         "category": category, "value": math.nan if value is None else float(value),
                          "n": n, "run": run, "code": code})  # fmt: skip
     columns = [*FIRST, *names, *LAST]
     return pd.DataFrame(rows, columns=columns).sort_values(["experiment", "seed", "metric", "category"], kind="stable")
