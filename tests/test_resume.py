@@ -19,7 +19,7 @@ import torch
 import yaml
 
 from minibert.training.checkpoints import newest_last_checkpoint
-from tests.clirun import checkpoints_every, run_fit, start_fit, summaries, weights
+from tests.clirun import ROOT, checkpoints_every, run_fit, start_fit, summaries, weights
 
 # the shipped config with checkpoints every 20 steps instead of 100 (checkpoints_every), and a shorter run
 MAX_STEPS = 120
@@ -115,3 +115,15 @@ def test_resume_with_gradient_accumulation_continues_the_same_batches(tmp_path):
     want_w, got_w = weights(at_40), weights(got)
     assert want_w.keys() == got_w.keys() and all(torch.equal(want_w[k], got_w[k]) for k in want_w)
     assert resumed["val/acc"] == reference["val/acc"]
+
+
+def test_last_checkpoint_is_the_step_training_ended_on_when_steps_are_not_a_multiple_of_its_interval(tmp_path):
+    """A budget's steps need not be a multiple of the checkpoint interval (100 steps in the shipped config):
+    the `last.ckpt` that fine-tuning loads holds the final step's encoder, not the one 30 steps before."""
+    from minibert.training.fit import fit
+
+    summary = fit([ROOT / "configs/pretrain.yaml"], ["--trainer.max_steps=130", "--trainer.val_check_interval=130",
+                  "--data.val_size=16", "--trainer.logger=false"], root_dir=tmp_path)  # fmt: skip
+    assert summary["step"] == 130
+    (last,) = tmp_path.rglob("last.ckpt")
+    assert checkpoint_step(last) == 130

@@ -214,6 +214,18 @@ def last_checkpoint(log_dir: str | Path) -> Path:
     return found[-1]
 
 
+class FinalCheckpoint(L.Callback):
+    """Write `last.ckpt` at the step training ended on, when a ModelCheckpoint that keeps a last one did not
+    (it saves every N steps, and a budget's steps need not be a multiple of N): what a fine-tuning run loads
+    is then the encoder as it finished, not one from up to N - 1 steps before."""
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        keeping = [c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint) and c.save_last]
+        behind = [c for c in keeping if c._last_global_step_saved != trainer.global_step]
+        if keeping and behind and trainer.global_step > 0:
+            trainer.save_checkpoint(last_checkpoint_path(trainer))
+
+
 def newest_last_checkpoint(root: str | Path) -> Path | None:
     """The most recently written `last*.ckpt` under `root` (any run, any logger layout), or None."""
     found = [p for p in Path(root).glob("**/checkpoints/last*.ckpt") if p.is_file()]

@@ -68,6 +68,7 @@ from minibert.training.budget import Budget, plan_steps
 from minibert.training.callbacks import RunSummary, SaveAndLogConfig
 from minibert.training.checkpoints import (
     AtomicCheckpointIO,
+    FinalCheckpoint,
     TrainingConfig,
     check_same_module,
     config_differences,
@@ -361,7 +362,7 @@ class MiniBertCLI(LightningCLI):
         if not any(isinstance(p, CheckpointIO) for p in plugins):
             kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
         trainer = super().instantiate_trainer(**kwargs)
-        trainer.callbacks += [Preemption(), TrainingConfig(self._settings, self._code)]
+        trainer.callbacks += [Preemption(), TrainingConfig(self._settings, self._code), FinalCheckpoint()]
         bar = trainer.progress_bar_callback
         if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
             # Lightning's default bar redraws the terminal twice a step, a cost paid on every step (figures in
