@@ -1,37 +1,56 @@
-"""Does B beat A, and by how much? Paired seeds, as many as a target precision needs, and a verdict.
+"""Is my objective better, and by about how much? One command, seeds added until every verdict is decided.
 
+    python scripts/compare.py docs/examples/mask_rate_30.py            # a plug-in file (or a class path)
+    python scripts/compare.py docs/examples/mask_rate_30.py --languages dyck --minutes 15
     python scripts/compare.py --grid configs/ablations/dyck.yaml --out results/dyck \
-        --arms dyck/pretrain/mlm,dyck/pretrain/span --metric val/gap/acc --half-width 0.01
+        --arms dyck/pretrain/mlm,dyck/pretrain/span --metric val/gap/acc
 
-Every arm runs on the same seeds through `scripts/ablate.py` (same --out, so runs are shared with the grid's
-report and reused on a rerun). Seed s gives every arm the same training stream, validation questions and,
-where shapes match, initial weights. Seeds 0..n0-1 are the pilot (--pilot); their spread of each pair's
-difference sets how many seeds Stein's procedure needs for a 95% half-width of --half-width
-(minibert.ablation.power), at most --max-seeds; the missing seeds are then run and every pair is judged on
-all of them. For each pair A - B it prints and writes (`<out>/comparisons/<name>.md` and `.json`): the mean
-difference and its 95% interval, the seeds used, P(A better) over seeds, the smallest difference those
-seeds detect four times in five, and a verdict: A better, B better, equivalent within ±h, or undecided.
+With a plug-in, the objective runs against every shipped objective on every language of configs/compare.yaml
+that it builds on, each arm at the same budget of counted pre-training FLOPs and then fully fine-tuned; the
+figure judged is the fine-tuned accuracy. With --grid, the first of --arms runs against each of the others
+on --metric. Either way seed s gives every arm the same training stream and, where shapes match, initial
+weights; after each seed every pair still undecided looks at its confidence sequence (anytime-valid, so
+looking after every seed costs nothing), Bonferroni across the pairs, and stops when the sign is decided,
+when the interval lies inside ±--margin (equivalent), or at the cap (minibert.ablation.comparison;
+docs/statistics.md). Runs go through scripts/ablate.py into --out, so a killed comparison resumes where it
+stopped when the same command is run again, and a larger --max-seeds extends it (the sequence continues; it
+never starts over). The verdicts are printed and written to <out>/comparisons/<name>.md and .json.
 
-"Better" follows the metric: higher for accuracies, lower for gaps to the ceiling and losses (or say
---lower-is-better). Exit codes as ablate.py's: 0, 1 (a run failed), 2 (bad input), 3 (the machine).
+--margin is in the printed unit: points for accuracies and gaps (1 = one point), the metric's own otherwise.
+Exit codes as ablate.py's: 0, 1 (a run failed; its seed counts as failed), 2 (bad input), 3 (the machine).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import importlib
+import importlib.util
+import inspect
 import math
+import os
+import shlex
 import sys
 import time
 from pathlib import Path
 
-from minibert.ablation import accuracies
-from minibert.ablation.grid import Grid, GridError, load_grid
-from minibert.ablation.power import Comparison, compare, half_width, seeds_needed
-from minibert.ablation.runner import plan
-from minibert.atomic_writes import write_atomic, write_json
+import yaml
+
+from minibert.ablation.comparison import (
+    ComparisonError,
+    Design,
+    Pair,
+    is_proportion,
+    judge,
+    load_record,
+    record_path,
+    table,
+    write_record,
+)
+from minibert.ablation.grid import GridError, load_grid
+from minibert.atomic_writes import write_atomic
+from minibert.report import grid_report
 from minibert.report.query import Data
-from minibert.report.table import from_runs, split
+from minibert.report.table import FILE
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -39,139 +58,285 @@ except ImportError:
     import ablate
 
 ROOT = Path(__file__).resolve().parent.parent
-
 EXIT_BAD_INPUT = 2
+FIRST_LOOK = 4  # the sequence has no bound before 4 learning seeds: the first call runs that many at once
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="compare.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--grid", required=True, help="grid file (relative to the repo)")
-    p.add_argument("--out", required=True, help="the grid's results folder (runs are shared with its report)")
-    p.add_argument("--arms", required=True, help="two or more experiment names, comma-separated; A is the first")
-    p.add_argument("--metric", required=True, help="the metric compared, e.g. val/acc or val/gap/acc")
-    p.add_argument("--half-width", type=float, required=True, help="target 95%% half-width, in the metric's units")
-    p.add_argument("--pilot", type=int, default=10, help="pilot seeds n0 (default 10)")
-    p.add_argument("--max-seeds", type=int, default=30, help="seed budget per arm (default 30)")
-    p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ... (default 0)")
-    p.add_argument("--lower-is-better", action="store_true", default=None, help="default: for gaps and losses")
-    p.add_argument("--name", help="file name of the written comparison (default from the arms and metric)")
+    p.add_argument("objective", nargs="?", help="a plug-in file (path.py, or path.py:Class) or a class path")
+    p.add_argument("--languages", help="with a plug-in: comma-separated, of --yardsticks (default: all)")
+    p.add_argument(
+        "--yardsticks",
+        default="configs/compare.yaml",
+        help="with a plug-in: languages, recipes and shipped arms to run against (default configs/compare.yaml)",
+    )
+    p.add_argument("--grid", help="instead of a plug-in: a grid file whose experiments are the arms")
+    p.add_argument("--arms", help="with --grid: two or more experiments, comma-separated; the first is A")
+    p.add_argument("--metric", help="with --grid: the figure judged, e.g. val/acc or val/gap/acc")
+    p.add_argument("--out", help="results folder (default results/compare/<objective>; with --grid required)")
+    p.add_argument("--margin", type=float, default=1.0, help="equivalence margin in the printed unit (default 1)")
+    p.add_argument("--max-seeds", type=int, default=20, help="cap on seeds per pair (default 20)")
+    p.add_argument("--minutes", type=float, help="lower the cap to the seeds that fit this many minutes")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
+    p.add_argument("--fails-below", type=float, help="with --grid: a seed below this value did not learn")
+    p.add_argument("--name", default=None, help="file name of the record in <out>/comparisons/ (default: verdicts)")
     p.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
-    p.add_argument("--replace-report", action="store_true", help="as ablate.py's: let the grid's report drop runs")
+    p.add_argument("--plugins", action="append", default=[], metavar="DIR", help="as ablate.py's (repeatable)")
     args = p.parse_args(argv)
-    args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    if len(args.arms) < 2:
-        p.error(f"--arms needs two or more experiments, got {args.arms}")
-    if not args.half_width > 0:
-        p.error(f"--half-width={args.half_width}: must be > 0")
-    if args.pilot < 2:
-        p.error(f"--pilot={args.pilot}: must be at least 2 (the spread needs two seeds)")
-    if args.max_seeds < args.pilot:
-        p.error(f"--max-seeds={args.max_seeds}: must be at least --pilot={args.pilot}")
-    if args.lower_is_better is None:
-        key = accuracies.parse(args.metric)
-        args.lower_is_better = (key is not None and key.role == "gap") or args.metric.endswith("loss")
+    if (args.objective is None) == (args.grid is None):
+        p.error("give a plug-in objective, or --grid with --arms and --metric (not both)")
+    if args.grid is not None and not (args.arms and args.metric and args.out):
+        p.error("--grid needs --arms, --metric and --out")
+    if args.objective is not None and (args.arms or args.metric or args.fails_below is not None):
+        p.error("--arms, --metric and --fails-below go with --grid; a plug-in is judged on configs/compare.yaml")
+    if args.grid is not None and args.languages:
+        p.error("--languages goes with a plug-in objective, not --grid")
+    if not args.margin > 0:
+        p.error(f"--margin={args.margin}: must be > 0")
+    if args.max_seeds < FIRST_LOOK:
+        p.error(f"--max-seeds={args.max_seeds}: must be at least {FIRST_LOOK} (no verdict is possible before)")
+    if args.minutes is not None and not args.minutes > 0:
+        p.error(f"--minutes={args.minutes}: must be > 0")
+    if args.workers < 1:
+        p.error(f"--workers={args.workers}: must be at least 1")
+    for folder in args.plugins:
+        if not Path(folder).is_dir():
+            p.error(f"--plugins={folder}: not a folder")
     return args
 
 
-def run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
-    """Train (or reuse) every arm on `seeds` through ablate.py, which also rebuilds the grid's report."""
-    return ablate.main(
-        ["--grid", args.grid, "--out", args.out, "--only", ",".join(args.arms),
-         "--seed-list", ",".join(map(str, seeds)), "--workers", str(args.workers),
-         *(["--replace-report"] if args.replace_report else [])]
-    )  # fmt: skip
+# --- what is compared -------------------------------------------------------------------------------------
 
 
-def differences(args: argparse.Namespace, grid: Grid, seeds: list[int]) -> dict[tuple[str, str], dict[int, float]]:
-    """(A, B) -> {seed: A - B} for every pair of arms, in the direction where > 0 means A is better."""
-    runs = [r for r in plan(grid.select(args.arms), seeds, Path(args.out).resolve(), ROOT) if r.done]
-    data = Data(from_runs(grid, [(r, r.summary()) for r in runs], ROOT))
-    metric, category = split(args.metric)
-    values = {arm: data.stat(metric, category, experiment=arm).values for arm in args.arms}
-    sign = -1.0 if args.lower_is_better else 1.0
-    return {
-        (a, b): {s: sign * (values[a][s] - values[b][s]) for s in seeds if s in values[a] and s in values[b]}
-        for a, b in itertools.combinations(args.arms, 2)
-    }
+def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]:
+    """(the class, its class path as a run's config names it, plug-in folders to import it from) for
+    `path.py`, `path.py:Class` or `package.module.Class`."""
+    from minibert.objectives import Objective
+
+    file, _, cls_name = spec.partition(":") if spec.split(":")[0].endswith(".py") else (spec, "", "")
+    if file.endswith(".py"):
+        path = Path(file).resolve()
+        if not path.is_file():
+            raise ComparisonError(f"{file}: no such file")
+        folder = str(path.parent)
+        sys.path[:0] = [folder] if folder not in sys.path else []
+        module = importlib.import_module(path.stem)
+        found = {n: c for n, c in inspect.getmembers(module, inspect.isclass) if issubclass(c, Objective)
+                 and c.__module__ == module.__name__ and not inspect.isabstract(c)}  # fmt: skip
+        if cls_name:
+            if cls_name not in found:
+                raise ComparisonError(f"{spec}: no objective {cls_name!r} in {file}; it defines {sorted(found)}")
+            found = {cls_name: found[cls_name]}
+        if len(found) != 1:
+            what = "no Objective subclass" if not found else f"{len(found)} objectives ({', '.join(sorted(found))})"
+            raise ComparisonError(f"{file} defines {what}: name one as {file}:ClassName")
+        ((name, cls),) = found.items()
+        return cls, f"{path.stem}.{name}", [*plugins, folder]
+    module_name, _, name = spec.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError, ValueError) as err:
+        raise ComparisonError(f"{spec}: cannot import it ({err}); give a file path, or --plugins DIR") from None
+    if not (inspect.isclass(cls) and issubclass(cls, Objective)):
+        raise ComparisonError(f"{spec} is not an Objective subclass")
+    return cls, spec, plugins
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:+.2f}"
+def plugin_grid(args, cls: type, class_path: str, out: Path) -> tuple[Path, list[Pair], dict]:
+    """Write `<out>/grid.yaml` (the new objective and the shipped ones on each asked language, at one FLOP
+    budget, then fine-tuned) and return it, the pairs, and each language's timing source."""
+    spec = yaml.safe_load((ROOT / args.yardsticks).read_text())["languages"]
+    asked = [x.strip() for x in args.languages.split(",")] if args.languages else list(spec)
+    if unknown := [x for x in asked if x not in spec]:
+        raise ComparisonError(f"--languages: {unknown[0]!r} is not in {args.yardsticks}; valid: {', '.join(spec)}")
+    arm = cls.__name__
+    objective = out / "objective.yaml"
+    write_atomic(objective, yaml.safe_dump({"model": {"init_args": {"objective": {"class_path": class_path}}}}))
+    experiments, pairs, timing = [], [], {}
+    for language in asked:
+        lang = spec[language]
+        arms = {**{k: v for k, v in lang["arms"].items() if k != arm}, arm: [_rel(objective)]}
+        for name, extra in arms.items():
+            pre = [lang["pretrain"][0], *extra, *lang["pretrain"][1:]]
+            budget = {"budget.flops": float(lang["flops"]), "data.val_seed": None}
+            experiments.append({"name": f"{language}/pretrain/{name}", "job_type": "pretrain", "configs": pre,
+                                "overrides": budget})  # fmt: skip
+            experiments.append({"name": f"{language}/finetune/{name}-full", "job_type": "finetune",
+                                "configs": lang["finetune"], "encoder_from": f"{language}/pretrain/{name}",
+                                "overrides": {"model.init_args.regime": "full", "data.val_seed": None},
+                                "metrics": [lang["metric"]]})  # fmt: skip
+        pairs += [Pair(f"{language}/finetune/{arm}-full", f"{language}/finetune/{name}-full", lang["metric"],
+                       lang["fails_below"]) for name in arms if name != arm]  # fmt: skip
+        timing[language] = {**lang["timing"], "new": arm}
+    grid = out / "grid.yaml"
+    header = f"# Made by scripts/compare.py for {class_path}: the arms of configs/compare.yaml. Regenerated each run.\n"
+    write_atomic(grid, header + yaml.safe_dump({"experiments": experiments}, sort_keys=False))
+    return grid, pairs, timing
 
 
-def table(args: argparse.Namespace, comparisons: dict[tuple[str, str], Comparison]) -> list[str]:
-    unit = "points" if accuracies.parse(args.metric) is not None else "units"
-    direction = "lower" if args.lower_is_better else "higher"
-    lines = [
-        f"Metric `{args.metric}` ({direction} is better); differences A − B signed so that > 0 means A is better, "
-        f"in {unit}; target 95% half-width ±{100 * args.half_width:g}; Stein's two-stage procedure, pilot of "
-        f"{args.pilot} seeds, at most {args.max_seeds}.",
-        "",
-        "| A | B | A − B (95% interval) | ± | seeds | P(A better) | detectable (80% power) | verdict |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for (a, b), c in comparisons.items():
-        iv = c.interval
-        lines.append(
-            f"| {a} | {b} | {_points(iv.mean)} ({_points(iv.lo)} to {_points(iv.hi)}) | {100 * half_width(iv):.2f} "
-            f"| {len(c.diffs)} | {c.p_a_better:.2f} | {100 * c.detectable:.2f} | {c.verdict} |"
-        )
-    return lines
+def _rel(path: Path) -> str:
+    path = path.resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def estimate(timing: dict, pairs: list[Pair], workers: int, tables: list[Path]) -> float | None:
+    """Seconds one seed of every arm takes with `workers` runs at a time: each arm's wall time in the first of
+    `tables` (grid results folders: this --out, then the grid's committed one) that ran it, or for a plug-in's
+    language its `timing` grid's arm of that name (the new arm priced as MLM, run at the same FLOP budget)."""
+    total = 0.0
+    for arm in sorted({p.a for p in pairs} | {p.b for p in pairs}):
+        times = next((t for t in (_own_times(folder, arm) for folder in tables) if t is not None), None)
+        language, _, name = arm.partition("/finetune/")
+        if times is None and (t := timing.get(language)) is not None:
+            shipped = "mlm" if name.removesuffix("-full") == t["new"] else name.removesuffix("-full")
+            times = _own_times(ROOT / "results" / t["grid"], t["finetune"].format(arm=shipped))
+        if times is None:
+            return None
+        total += times
+    return total / workers
+
+
+def _own_times(folder: Path, arm: str) -> float | None:
+    """Mean wall time of `arm` in the grid table of `folder` (with its pre-training run's, for a fine-tuning
+    arm named `<x>/finetune/<y>-full` after `<x>/pretrain/<y>`), or None where it never ran."""
+    if not (folder / FILE).is_file():
+        return None
+    data = Data.load(folder)
+    found = data.find("wall_time_s", experiment=arm)
+    if found is None:
+        return None
+    upstream = arm.replace("/finetune/", "/pretrain/").removesuffix("-full")
+    before = data.find("wall_time_s", experiment=upstream) if upstream != arm else None
+    return found.mean + (before.mean if before is not None else 0.0)
+
+
+# --- the run ----------------------------------------------------------------------------------------------
+
+
+def check_before_training(grid_path: Path, pairs: list[Pair], out: Path, seed: int, plugins: list[str]) -> None:
+    """Every arm exists and is built, and logs the metric judged: checked before any run trains."""
+    from minibert.ablation.preflight import preflight
+    from minibert.ablation.runner import plan
+
+    grid = load_grid(grid_path, root=ROOT)
+    arms = list(dict.fromkeys([p.a for p in pairs] + [p.b for p in pairs]))
+    if unknown := [a for a in arms if a not in grid.names]:
+        raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {_rel(grid_path)}; valid: "
+                        f"{', '.join(grid.names)}")  # fmt: skip
+    ablate.use_plugins(plugins)
+    runs = [r for r in plan(grid.select(arms), [seed], out, ROOT) if r.experiment.name in arms]
+    keys = preflight(runs, ROOT)
+    for pair in pairs:
+        for arm in (pair.a, pair.b):
+            if pair.metric not in keys[arm]:
+                logged = ", ".join(sorted(k for k in keys[arm] if k.startswith("val/"))[:12])
+                raise GridError(f"--metric {pair.metric}: {arm} does not log it; it logs {logged}, ...")
+
+
+def run_seeds(args, grid: Path, out: Path, arms: list[str], seeds: list[int], plugins: list[str]) -> int:
+    argv = ["--grid", _rel(grid), "--out", str(out), "--only", ",".join(arms), "--seed-list",
+            ",".join(map(str, seeds)), "--workers", str(args.workers)]  # fmt: skip
+    for folder in plugins:
+        argv += ["--plugins", folder]
+    return ablate.main(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
+    command = "python scripts/compare.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
     try:
-        grid = load_grid(ROOT / args.grid, root=ROOT)
-        unknown = [arm for arm in args.arms if arm not in grid.names]
-        if unknown:
-            valid = ", ".join(grid.names)
-            raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {args.grid}; valid: {valid}")
-    except GridError as err:
+        if args.objective is not None:
+            cls, class_path, plugins = find_objective(args.objective, args.plugins)
+            out = Path(args.out or ROOT / "results" / "compare" / cls.__name__).resolve()
+            grid, pairs, timing = plugin_grid(args, cls, class_path, out)
+        else:
+            out, grid, plugins, timing = Path(args.out).resolve(), (ROOT / args.grid).resolve(), args.plugins, {}
+            arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+            if len(arms) < 2 or len(set(arms)) < len(arms):
+                raise ComparisonError(f"--arms={args.arms}: give two or more different experiments")
+            pairs = [Pair(arms[0], b, args.metric, args.fails_below) for b in arms[1:]]
+        scale = 100 if all(is_proportion(p.metric) for p in pairs) else 1
+        path = record_path(out, args.name or "verdicts")
+        recorded = load_record(path)
+        committed = [] if args.grid is None else [ROOT / "results" / Path(args.grid).stem]
+        per_seed = estimate(timing, pairs, args.workers, [out, *committed])
+        cap = args.max_seeds
+        if args.minutes is not None and per_seed is not None:  # the seeds that fit, never fewer than a verdict needs
+            cap = max(FIRST_LOOK, min(cap, math.floor(args.minutes * 60 / per_seed)))
+        design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command)
+        looks: dict[str, int] = {}
+        if recorded is not None:
+            before = Design.from_json(recorded["design"])
+            if why := design.same_question(before, scale):
+                raise ComparisonError(f"{_rel(path)} records another comparison ({why}): give another --name, "
+                                      "or the settings it was made with to continue it")  # fmt: skip
+            looks = {k: int(v) for k, v in recorded["looks"].items()}
+            extended = before.extended_from + ([before.cap] if design.cap > before.cap else [])
+            design = Design(pairs, design.margin, design.cap, first_seed=design.first_seed,
+                            command=command, extended_from=extended)  # fmt: skip
+        check_before_training(grid, pairs, out, args.first_seed, plugins)
+    except (ComparisonError, GridError) as err:
         print(f"compare.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    pilot = list(range(args.first_seed, args.first_seed + args.pilot))
-    if (code := run_seeds(args, pilot)) != 0:
-        return code
-    diffs = differences(args, grid, pilot)
-    for pair, d in diffs.items():
-        if len(d) < len(pilot) or any(math.isnan(v) for v in d.values()):
-            print(f"compare.py: error: {pair[0]} or {pair[1]} did not log {args.metric} on every pilot seed",
-                  file=sys.stderr)  # fmt: skip
-            return EXIT_BAD_INPUT
-    needed = max(seeds_needed(list(d.values()), args.half_width, args.max_seeds) for d in diffs.values())
-    seeds = list(range(args.first_seed, args.first_seed + needed))
-    print(f"compare.py: the pilot's spread calls for {needed} seeds (at most {args.max_seeds})", file=sys.stderr)
-    if needed > len(pilot) and (code := run_seeds(args, seeds)) != 0:
-        return code
-    comparisons = {}
-    for pair, d in differences(args, grid, seeds).items():
-        pilot_d = [d[s] for s in pilot]
-        capped = seeds_needed(pilot_d, args.half_width, 10**9) > needed
-        comparisons[pair] = compare(d, args.pilot, args.half_width, capped)
-    name = args.name or f"{'_vs_'.join(a.replace('/', '.') for a in args.arms)}-{args.metric.replace('/', '.')}"
-    command = "python scripts/compare.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    lines = [f"# {' vs '.join(args.arms)}", "", f"- command: `{command}`",
-             f"- seeds: {seeds[0]}..{seeds[-1]}; wall time of this invocation: {time.perf_counter() - start:.0f} s",
-             "", *table(args, comparisons)]  # fmt: skip
-    folder = Path(args.out) / "comparisons"
-    write_atomic(folder / f"{name}.md", "\n".join(lines) + "\n")
-    write_json(
-        folder / f"{name}.json",
-        {"metric": args.metric, "lower_is_better": args.lower_is_better, "half_width": args.half_width,
-         "pilot": args.pilot, "max_seeds": args.max_seeds, "seeds": seeds,
-         "pairs": [{"a": a, "b": b, "diffs": c.diffs, "mean": c.interval.mean, "lo": c.interval.lo,
-                    "hi": c.interval.hi, "df": c.interval.df, "p_a_better": c.p_a_better,
-                    "detectable": c.detectable, "capped": c.capped, "verdict": c.verdict}
-                   for (a, b), c in comparisons.items()]},
-    )  # fmt: skip
-    print("\n".join(table(args, comparisons)))
-    print(f"wrote {folder / name}.md and .json")
-    return 0
+
+    cap = design.cap
+    unit = "points" if scale == 100 else "units"
+    print(f"compare.py: {len(pairs)} pair(s), each judged at alpha {design.alpha_each:.3g} (Bonferroni over the "
+          f"family), margin ±{args.margin:g} {unit}, at most {cap} seeds per pair.", file=sys.stderr)  # fmt: skip
+    if per_seed is None:
+        print(
+            "compare.py: no time estimate: no table in --out or results/ holds these arms' wall times.", file=sys.stderr
+        )
+    else:
+        print(f"compare.py: about {per_seed / 60:.1f} min a seed with {args.workers} workers (from recorded "
+              f"runs' wall times); at most {cap * per_seed / 60:.0f} min at the cap.", file=sys.stderr)  # fmt: skip
+
+    code, seed_time = 0, per_seed or 0.0
+    while True:
+        data = Data.load(out) if (out / FILE).is_file() else None
+        judged = judge(data, design, looks) if data is not None else []
+        open_pairs = [p for p in pairs if looks.get(p.label, 0) < cap and not any(
+            j.pair == p and j.decided and j.looks > 0 for j in judged)]  # fmt: skip
+        if judged:
+            write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
+                         f"- command: `{command}`", f"- wall time of this invocation: "
+                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged)], {})  # fmt: skip
+        if not open_pairs:
+            break
+        look = min(looks.get(p.label, 0) for p in open_pairs)
+        batch = design.seeds(max(look + 1, min(FIRST_LOOK, cap)))[look:]  # seeds before the first bound at once
+        arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
+        spent = time.perf_counter() - start
+        if args.minutes is not None and look >= FIRST_LOOK and spent + seed_time * len(batch) > args.minutes * 60:
+            # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
+            print(f"compare.py: the next seed would pass --minutes {args.minutes:g} (a seed takes about "
+                  f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip
+            cap = look
+            design = Design(pairs, design.margin, cap, first_seed=design.first_seed, command=command,
+                            extended_from=design.extended_from)  # fmt: skip
+            continue
+        print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(arms)} arm(s); {len(open_pairs)} of "
+              f"{len(pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
+        began = time.perf_counter()
+        status = run_seeds(args, grid, out, arms, batch, plugins)
+        seed_time = (time.perf_counter() - began) / len(batch)  # this machine's own pace, for the clock
+        if status in (ablate.EXIT_BAD_INPUT, ablate.EXIT_ENVIRONMENT):
+            return status
+        code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it
+        for p in open_pairs:
+            looks[p.label] = looks.get(p.label, 0) + len(batch)
+    grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
+    print("\n".join(table(design, judged)))
+    print(f"wrote {_rel(path)} and {_rel(path.with_suffix('.md'))}; {time.perf_counter() - start:.0f} s")
+    return code
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

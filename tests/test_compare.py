@@ -1,6 +1,7 @@
-"""scripts/compare.py on a tiny grid: paired seeds (one data stream and one starting encoder per seed), the
-pilot sizing the rest, a verdict from the paired interval, runs shared with the grid's table, and the
-comparison on the first screen of the grid's report; bad input in one line with status 2."""
+"""scripts/compare.py on tiny grids: paired seeds, four seeds before the first look then one per look, a
+verdict from the confidence sequence, a comparison that resumes and extends instead of starting over, a
+plug-in file judged against every arm of its yardsticks, and bad input in one line with status 2 before
+anything trains."""
 
 from __future__ import annotations
 
@@ -10,12 +11,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minibert.ablation.grid import load_grid
-from minibert.report import grid_report, table
+from minibert.ablation.comparison import Design, Pair, judge, say
+from minibert.report import table
+from minibert.report.query import Data
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
         "data.val_seed": None}  # fmt: skip
+PLUGIN = """
+from minibert.languages import Language
+from minibert.masking import MaskingRecipe
+from minibert.objectives import MaskedLM
+
+
+class HalfMasked(MaskedLM):
+    def __init__(self, language: Language | None = None) -> None:
+        super().__init__(masking=MaskingRecipe(p_pick=0.5), language=language)
+"""
 
 
 def grid_file(tmp_path: Path) -> Path:
@@ -29,73 +41,199 @@ def grid_file(tmp_path: Path) -> Path:
     return path
 
 
+def seed_folders(out: Path) -> dict[str, list[str]]:
+    return {
+        arm: sorted(p.name.split("-")[0] for p in (out / "runs" / "p" / arm).glob("seed*")) for arm in ("mlm", "span")
+    }
+
+
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory, scripts):
     tmp = tmp_path_factory.mktemp("compare")
     grid, out = grid_file(tmp), tmp / "out"
     argv = ["--grid", str(grid), "--out", str(out), "--arms", "p/mlm,p/span", "--metric", "val/acc",
-            "--half-width", "0.5", "--pilot", "3", "--max-seeds", "4", "--workers", "2", "--name", "c"]  # fmt: skip
+            "--margin", "0.001", "--max-seeds", "4", "--workers", "2", "--name", "c"]  # fmt: skip
     code = scripts("compare").main(argv)
-    return code, out, json.loads((out / "comparisons" / "c.json").read_text())
+    return code, out, argv, json.loads((out / "comparisons" / "c.json").read_text())
 
 
-def test_compare_runs_paired_seeds_and_gives_a_verdict(compared):
-    code, out, result = compared
+def test_compare_runs_the_four_seeds_a_first_bound_needs_at_once_and_stops_at_the_cap(compared):
+    code, out, _, result = compared
     assert code == 0
-    assert result["seeds"] == [0, 1, 2]  # a half-width of 50 points needs no more than the pilot
     (pair,) = result["pairs"]
-    assert (pair["a"], pair["b"]) == ("p/mlm", "p/span")
-    assert pair["lo"] <= pair["mean"] <= pair["hi"] and pair["hi"] - pair["lo"] <= 2 * 0.5
-    assert pair["verdict"] in ("A better", "B better", "equivalent within ±0.5", "undecided")
-    assert (out / "comparisons" / "c.md").read_text().count("| p/mlm | p/span |") == 1
+    assert (pair["a"], pair["b"], pair["looks"]) == ("p/mlm", "p/span", 4)  # 6 steps decide nothing: the cap
+    assert pair["verdict"] == "undecided (cap)" and pair["lo"] <= pair["mean"] <= pair["hi"]
+    assert seed_folders(out) == {"mlm": [f"seed{s}" for s in range(4)], "span": [f"seed{s}" for s in range(4)]}
     accuracy = table.read(out).query("metric == 'val/acc' and category == ''")  # the runs are the grid's
-    assert sorted(zip(accuracy["experiment"], accuracy["seed"])) == [(a, s) for a in ("p/mlm", "p/span")
-                                                                     for s in (0, 1, 2)]  # fmt: skip
-    grid_report.write(out, load_grid(out.parent / "grid.yaml", ROOT))  # its report, once the comparison is recorded
+    assert len(accuracy) == 8
+    text = (out / "comparisons" / "c.md").read_text()
+    assert "| p/mlm | p/span | val/acc |" in text and "- p/mlm vs p/span: val/acc: 4: " in text  # its history
     answer = (out / "ablation.md").read_text().split("## How it was run", 1)[0]
     (row,) = [line.split(" | ") for line in answer.splitlines() if line.startswith("| mlm vs span: val/acc")]
-    assert row[2] == "3" and row[3].removesuffix(" |") in ("mlm better", "span better", "undecided")
+    assert row[2] == "4" and row[3].removesuffix(" |") == "undecided (cap)"
 
 
 def test_seed_s_gives_both_arms_one_data_stream_and_one_starting_encoder(compared):
-    _, out, _ = compared
-    for seed in (0, 1, 2):
+    _, out, _, _ = compared
+    for seed in (0, 3):
         summaries = [json.loads(p.read_text()) for p in sorted(out.glob(f"runs/p/*/seed{seed}-*/summary.json"))]
         assert len(summaries) == 2
         assert summaries[0]["seeds"] == summaries[1]["seeds"] == {"seed_everything": seed, "init": seed,
                                                                   "data": seed, "val": seed}  # fmt: skip
 
 
-def test_more_seeds_when_the_pilot_spread_calls_for_them(compared, scripts):
-    _, out, _ = compared
-    argv = ["--grid", str(out.parent / "grid.yaml"), "--out", str(out), "--arms", "p/mlm,p/span",
-            "--metric", "val/acc", "--half-width", "0.0001", "--pilot", "3", "--max-seeds", "4",
-            "--workers", "2", "--name", "d"]  # fmt: skip
+def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared, scripts):
+    _, out, argv, _ = compared
+    stamps = {p: p.stat().st_mtime_ns for p in out.glob("runs/p/*/seed*/summary.json")}
+    again = [*argv[: argv.index("--max-seeds") + 1], "5", *argv[argv.index("--max-seeds") + 2 :]]
+    assert scripts("compare").main(again) == 0
+    result = json.loads((out / "comparisons" / "c.json").read_text())
+    assert result["looks"] == {"p/mlm vs p/span: val/acc": 5} and result["design"]["extended_from"] == [4]
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # nothing retrained, nothing re-piloted
+    assert seed_folders(out)["mlm"] == [f"seed{s}" for s in range(5)]  # one more seed: the sequence's fifth look
+
+
+def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str = "val/acc") -> Data:
+    rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": "", "metric": metric,
+             "category": "", "value": v, "n": 1000, "run": "", "code": ""}
+            for e, values in (("x/a", a), ("x/b", b)) for s, v in values.items()]  # fmt: skip
+    import pandas as pd
+
+    return Data(pd.DataFrame(rows))
+
+
+def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_that_seed(tmp_path):
+    a = {s: 0.80 + 0.01 * (s % 3) for s in range(10)}
+    b = {s: 0.58 + 0.01 * (s % 2) for s in range(10)}
+    (j,) = judge(_table(tmp_path, a, b), Design([Pair("x/a", "x/b", "val/acc")], 0.01, 10), {"x/a vs x/b: val/acc": 10})
+    assert j.verdict.verdict == "A better" and j.verdict.look == 4  # 22 points, seeds 1 point apart: at once
+    assert say(j, "a", "b").startswith("a better by 22.40 (")
+    # lower is better on a gap: the same numbers favour B
+    (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 10),
+                 {"x/a vs x/b: val/gap/acc": 10})  # fmt: skip
+    assert g.verdict.verdict == "B better"
+
+
+def test_judge_splits_off_seeds_that_did_not_learn_and_counts_them(tmp_path):
+    a = {s: 0.80 + 0.003 * s for s in range(8)}
+    b = {s: 0.70 + 0.002 * s for s in range(8)}
+    a[2] = 0.5  # a seed that learned nothing
+    del b[5]  # a run that failed
+    (j,) = judge(_table(tmp_path, a, b), Design([Pair("x/a", "x/b", "val/acc", 0.55)], 0.01, 8),
+                 {"x/a vs x/b: val/acc": 8})  # fmt: skip
+    assert j.failures.failed == 2 and j.failures.seeds == 8
+    assert [i for i, d in enumerate(j.diffs) if d != d] == [2, 5]
+    assert j.verdict.verdict == "A better" and len(j.history) == 6  # the interval is over the 6 that learned
+
+
+def test_a_family_of_pairs_splits_alpha_so_a_borderline_pair_alone_decides_but_not_among_four(tmp_path):
+    rng = __import__("numpy").random.default_rng(3)
+    a = {s: 0.80 + float(rng.normal(0, 0.01)) for s in range(30)}
+    b = {s: a[s] - 0.012 + float(rng.normal(0, 0.01)) for s in range(30)}
+    data = _table(tmp_path, a, b)
+    pair = Pair("x/a", "x/b", "val/acc")
+    looks = {pair.label: 30}
+    alone = judge(data, Design([pair], 0.001, 30), looks)[0]
+    among = judge(data, Design([pair] * 4, 0.001, 30), looks)[0]
+    assert alone.interval.hi - alone.interval.lo < among.interval.hi - among.interval.lo
+    assert alone.verdict.look <= among.verdict.look
+
+
+def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tmp_path, scripts):
+    """configs/compare.yaml as shipped: the plug-in's class found in its file, every language's shipped arms
+    and the new one pre-trained at that language's MLM budget, each fine-tuned fully, judged in pairs."""
+    import argparse
+
+    compare = scripts("compare")
+    (tmp_path / "half_masked.py").write_text(PLUGIN)
+    cls, class_path, plugins = compare.find_objective(str(tmp_path / "half_masked.py"), [])
+    assert (cls.__name__, class_path, plugins) == ("HalfMasked", "half_masked.HalfMasked", [str(tmp_path)])
+    args = argparse.Namespace(yardsticks="configs/compare.yaml", languages=None)
+    grid_path, pairs, timing = compare.plugin_grid(args, cls, class_path, tmp_path / "out")
+    spec = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"]
+    grid = yaml.safe_load(grid_path.read_text())["experiments"]
+    for language, lang in spec.items():
+        shipped = set(lang["arms"])
+        mine = [p for p in pairs if p.a == f"{language}/finetune/HalfMasked-full"]
+        assert {p.b for p in mine} == {f"{language}/finetune/{a}-full" for a in shipped}
+        assert all(p.metric == lang["metric"] and p.fails_below == lang["fails_below"] for p in mine)
+        pre = [e for e in grid if e["name"].startswith(f"{language}/pretrain/")]
+        assert len(pre) == len(shipped) + 1
+        assert {e["overrides"]["budget.flops"] for e in pre} == {float(lang["flops"])}
+        rest = lang["pretrain"][1:]  # the objective's config right after the base, before the language's
+        assert all(e["configs"][0] == lang["pretrain"][0] and e["configs"][len(e["configs"]) - len(rest) :] == rest
+                   for e in pre)  # fmt: skip
+    assert len(timing) == len(spec)
+    for bad, fragment in (("nope.py", "no such file"), (f"{tmp_path / 'half_masked.py'}:Other", "no objective 'Other'"),
+                          ("minibert.objectives.Nope", "cannot import it")):  # fmt: skip
+        with pytest.raises(compare.ComparisonError, match=fragment):
+            compare.find_objective(bad, [])
+
+
+@pytest.mark.slow
+def test_a_plugin_file_is_run_against_every_arm_of_its_yardsticks(tmp_path, scripts):
+    (tmp_path / "half_masked.py").write_text(PLUGIN)
+    yardsticks = {"languages": {"brackets": {
+        "pretrain": ["configs/pretrain.yaml"], "finetune": ["configs/finetune.yaml"], "flops": 2.0e9,
+        "metric": "val/acc", "fails_below": 0.0,
+        "timing": {"grid": "objectives", "pretrain": "objectives/pretrain/{arm}",
+                   "finetune": "objectives/finetune/{arm}-full"},
+        "arms": {"mlm": [], "span": ["configs/objectives/span.yaml"]}}}}  # fmt: skip
+    spec = tmp_path / "yardsticks.yaml"
+    spec.write_text(yaml.safe_dump(yardsticks))
+    out = tmp_path / "out"
+    tiny = tmp_path / "tiny.yaml"  # the fine-tuning recipe cut to a few steps
+    tiny.write_text(yaml.safe_dump({"trainer": {"max_steps": 4, "val_check_interval": 4},
+                                    "data": {"val_size": 64, "val_batch_size": 64}}))  # fmt: skip
+    yardsticks["languages"]["brackets"]["finetune"] = ["configs/finetune.yaml", str(tiny)]
+    spec.write_text(yaml.safe_dump(yardsticks))
+    argv = [str(tmp_path / "half_masked.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds", "4"]
     assert scripts("compare").main(argv) == 0
-    result = json.loads((out / "comparisons" / "d.json").read_text())
-    assert result["seeds"] == [0, 1, 2, 3]  # capped
-    assert result["pairs"][0]["capped"] is True
-    assert result["pairs"][0]["verdict"] in ("A better", "B better", "undecided at the cap")
+    result = json.loads((out / "comparisons" / "verdicts.json").read_text())
+    assert [(p["a"], p["b"]) for p in result["pairs"]] == [
+        ("brackets/finetune/HalfMasked-full", "brackets/finetune/mlm-full"),
+        ("brackets/finetune/HalfMasked-full", "brackets/finetune/span-full"),
+    ]
+    steps = table.read(out).query("metric == 'step' and stage == 'pretrain'").groupby("experiment")["value"].mean()
+    assert steps.nunique() == 1 and 0 < steps.iloc[0] < 600  # one FLOP budget: MLM and span cost alike a step
+
+
+def _bad(tmp_path: Path, change: dict) -> list[str]:
+    args = {"--grid": str(grid_file(tmp_path)), "--out": str(tmp_path / "out"), "--arms": "p/mlm,p/span",
+            "--metric": "val/acc", "--max-seeds": "4", **change}  # fmt: skip
+    return [x for k, v in args.items() if v is not None for x in (k, v)]
 
 
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [
         ({"--arms": "p/mlm,p/nope"}, "'p/nope' is not an experiment"),
-        ({"--arms": "p/mlm"}, "two or more"),
-        ({"--half-width": "0"}, "--half-width=0.0: must be > 0"),
-        ({"--pilot": "1"}, "at least 2"),
-        ({"--max-seeds": "2"}, "at least --pilot"),
+        ({"--arms": "p/mlm"}, "two or more different"),
+        ({"--arms": "p/mlm,p/mlm"}, "two or more different"),
+        ({"--metric": "val/acx"}, "p/mlm does not log it"),
+        ({"--margin": "0"}, "--margin=0.0: must be > 0"),
+        ({"--max-seeds": "3"}, "at least 4"),
+        ({"--name": "../../x"}, "plain file name"),
+        ({"--grid": None, "--arms": None, "--metric": None, "--out": None}, "give a plug-in objective"),
     ],
 )
-def test_bad_input_is_one_line_with_status_2(tmp_path, scripts, capsys, change, fragment):
-    args = {"--grid": str(grid_file(tmp_path)), "--out": str(tmp_path / "out"), "--arms": "p/mlm,p/span",
-            "--metric": "val/acc", "--half-width": "0.01", "--pilot": "3", "--max-seeds": "4", **change}  # fmt: skip
+def test_bad_input_is_one_line_with_status_2_before_anything_trains(tmp_path, scripts, capsys, change, fragment):
+    argv = _bad(tmp_path, change)
     try:
-        code = scripts("compare").main([x for kv in args.items() for x in kv])
+        code = scripts("compare").main(argv)
     except SystemExit as exited:  # argparse's own errors
         code = exited.code
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and fragment in err[-1] and "Traceback" not in "\n".join(err)
-    assert not (tmp_path / "out").exists()  # nothing trained
+    assert err[-1].startswith("compare.py: error:") or "usage: compare.py" in "\n".join(err)
+    assert not (tmp_path / "out" / "runs").exists()  # nothing trained
+
+
+def test_another_margin_on_a_recorded_comparison_is_refused_not_overwritten(compared, scripts, capsys):
+    _, out, argv, _ = compared
+    before = (out / "comparisons" / "c.json").read_text()
+    changed = [*argv[: argv.index("--margin") + 1], "2", *argv[argv.index("--margin") + 2 :]]
+    assert scripts("compare").main(changed) == 2
+    assert "its margin was ±0.001, now ±2" in capsys.readouterr().err
+    assert (out / "comparisons" / "c.json").read_text() == before

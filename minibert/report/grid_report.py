@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from minibert.ablation import accuracies
+from minibert.ablation import accuracies, comparison
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, stats, table
@@ -74,17 +74,21 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
     """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
-    table by the one interval method."""
+    table by its own sequential rule (minibert.ablation.comparison.judge), over the seeds it ran."""
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):
         recorded = json.loads(path.read_text())
-        metric, category = table.split(recorded["metric"])
-        for pair in recorded["pairs"]:
-            d = data.diff(metric, {"experiment": pair["a"]}, {"experiment": pair["b"]}, category,
-                          recorded.get("lower_is_better"))  # fmt: skip
-            a, b = pair["a"].rsplit("/", 1)[-1], pair["b"].rsplit("/", 1)[-1]
-            answers.append(Answer(f"{a} vs {b}: {recorded['metric']} (`comparisons/{path.stem}`)", d.say(a, b),
-                                  str(d.interval.seeds), d.verdict(a, b), d))  # fmt: skip
+        design = comparison.Design.from_json(recorded["design"])
+        for j in comparison.judge(data, design, recorded["looks"]):
+            a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
+            metric, category = table.split(j.pair.metric)
+            d = data.diff(metric, {"experiment": j.pair.a}, {"experiment": j.pair.b}, category)
+            when = {"sign decided": f", decided at seed {j.verdict.look}", "interval inside ±m":
+                    f", inside the margin at seed {j.verdict.look}"}.get(j.verdict.reason, "")  # fmt: skip
+            figure = comparison.say(j, a, b)
+            answers.append(Answer(f"{a} vs {b}: {j.pair.metric} (`comparisons/{path.stem}`; sequential, "
+                                  f"{len(design.pairs)} pair(s))", figure, f"{j.looks}{when}",
+                                  j.words(design.margin, a, b), d))  # fmt: skip
     return answers
 
 

@@ -1,0 +1,278 @@
+"""A comparison that stops as soon as its verdicts are decided: the design fixed before the first seed, the
+seeds judged look by look, and the record on disk (scripts/compare.py; the policy: docs/statistics.md).
+
+A design is a family of pairs A - B (a new objective against every shipped one, or the arms a user names),
+each judged on one metric, oriented so that > 0 favours A. Seeds s0, s0 + 1, ... run in that order; after
+each, every pair still undecided looks at its confidence sequence (minibert.stats.sequential.decide) at
+alpha / K, K the pairs of the family (Bonferroni), and stops when the sequence excludes 0, when it lies
+inside ±margin (equivalent), or at the cap. A seed at which either arm did not learn (its value below
+`fails_below`, a rule fixed in the design, or no value: the run failed) counts towards the look and the cap
+but not the interval; the failure rate is reported apart with its exact binomial interval.
+
+Everything here is recomputed from the grid's table, so a killed comparison resumes where its runs stopped,
+and the dashboard (minibert.report.grid_report) judges a recorded comparison by the same function.
+
+Example:
+    >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], margin=0.01, cap=10)
+    >>> design.alpha_each, design.unit
+    (0.05, 'points')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from minibert.ablation import accuracies
+from minibert.atomic_writes import write_atomic
+from minibert.stats.sequential import (
+    ALPHA,
+    FailureSplit,
+    RobustCheck,
+    SequentialVerdict,
+    decide,
+    robust_check,
+    sequence,
+    split_failures,
+)
+
+LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class ComparisonError(ValueError):
+    """A design that cannot be run or continued; the message says what to change."""
+
+
+def lower_is_better(metric: str) -> bool:
+    """Gaps to a ceiling and losses are better low; accuracies and everything else high."""
+    return bool(LOWER_IS_BETTER.search(metric))
+
+
+def is_proportion(metric: str) -> bool:
+    """An accuracy-like figure, printed in points (100 x)."""
+    return accuracies.parse(metric) is not None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A - B on `metric` (split into metric and category as the table holds it: `val/acc_opener`)."""
+
+    a: str  # experiment name of arm A
+    b: str
+    metric: str
+    fails_below: float | None = None  # a seed whose A or B value is below this did not learn
+
+    @property
+    def label(self) -> str:
+        return f"{self.a} vs {self.b}: {self.metric}"
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a comparison promises before its first seed: the family of pairs, the equivalence margin (in the
+    metric's units: 0.01 is one point of accuracy), the cap on seeds, the family's alpha and the first seed."""
+
+    pairs: list[Pair]
+    margin: float
+    cap: int
+    alpha: float = ALPHA
+    first_seed: int = 0
+    command: str = ""
+    extended_from: list[int] = field(default_factory=list)  # earlier caps, when a comparison was extended
+
+    @property
+    def alpha_each(self) -> float:
+        return self.alpha / len(self.pairs)
+
+    @property
+    def unit(self) -> str:
+        return "points" if all(is_proportion(p.metric) for p in self.pairs) else "units"
+
+    def seeds(self, looks: int) -> list[int]:
+        return list(range(self.first_seed, self.first_seed + looks))
+
+    def same_question(self, other: Design, scale: float = 1) -> str | None:
+        """Why `other` (a recorded design) is not this one asked again with a larger cap, or None; a margin
+        is said in the printed unit (`scale` 100 for points)."""
+        if not math.isclose(self.margin, other.margin):
+            return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
+        for name in ("pairs", "alpha", "first_seed"):
+            if getattr(self, name) != getattr(other, name):
+                return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
+        if self.cap < other.cap:
+            return f"its cap was {other.cap} seeds; a comparison may be extended, never cut (now {self.cap})"
+        return None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> Design:
+        pairs = [Pair(**p) for p in d["pairs"]]
+        return cls(pairs, d["margin"], d["cap"], d["alpha"], d["first_seed"], d.get("command", ""),
+                   list(d.get("extended_from", [])))  # fmt: skip
+
+
+@dataclass
+class Judged:
+    """One pair after `looks` seeds: its verdict, the sequence's interval at every look (its history), the
+    per-seed differences (NaN where a seed failed), failures, and a robust second opinion."""
+
+    pair: Pair
+    looks: int
+    verdict: SequentialVerdict
+    history: list  # Interval per look of the learning seeds (minibert.stats.sequential.sequence)
+    diffs: list[float]
+    failures: FailureSplit
+    robust: RobustCheck | None
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict.reason != "below the cap"
+
+    @property
+    def interval(self):
+        """The sequence at the last look: valid with every earlier one at once, so the narrowest to show."""
+        return self.history[-1] if self.history else self.verdict.interval
+
+    def words(self, margin: float, a: str = "A", b: str = "B") -> str:
+        """The verdict with the arms named and the margin in the printed unit: 'A better', 'equivalent within
+        ±1 points', 'undecided (cap)'."""
+        v = self.verdict.verdict
+        if v.startswith("equivalent"):
+            proportion = is_proportion(self.pair.metric)
+            return f"equivalent within ±{scaled(margin, proportion).rstrip('0').rstrip('.')} " + (
+                "points" if proportion else "units"
+            )
+        return v.replace("A better", f"{a} better").replace("B better", f"{b} better")
+
+
+def values(data, experiment: str, metric: str) -> dict[int, float]:
+    """{seed: value} of one experiment's metric in a grid's table (minibert.report.query.Data)."""
+    from minibert.report.table import split  # the report imports this module
+
+    m, category = split(metric)
+    found = data.find(m, category, experiment=experiment)
+    return {} if found is None else found.values
+
+
+def judge(data, design: Design, looks: dict[str, int]) -> list[Judged]:
+    """Every pair of `design` after the seeds it ran (`looks[pair.label]`, counted from the first seed), on the
+    grid's table `data`."""
+    judged = []
+    for pair in design.pairs:
+        n = looks.get(pair.label, 0)
+        seeds = design.seeds(n)
+        va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
+        sign = -1.0 if lower_is_better(pair.metric) else 1.0
+        diffs, failed = [], []
+        for s in seeds:
+            x, y = va.get(s, math.nan), vb.get(s, math.nan)
+            bad = math.isnan(x) or math.isnan(y)
+            if pair.fails_below is not None and not bad:
+                bad = x < pair.fails_below or y < pair.fails_below
+            failed.append(bad)
+            diffs.append(math.nan if bad else sign * (x - y))
+        verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap,
+                         design.alpha_each, failed) if n else _nothing()  # fmt: skip
+        learning = [d for d in diffs if not math.isnan(d)]
+        history = sequence(learning, design.alpha_each) if learning else []
+        failures = split_failures([0.0 if math.isnan(d) else d for d in diffs], failed) if n else None
+        robust = robust_check(learning) if len(learning) >= 5 else None
+        judged.append(Judged(pair, n, verdict, history, diffs, failures, robust))
+    return judged
+
+
+def _nothing() -> SequentialVerdict:
+    from minibert.ablation.intervals import NAN
+
+    return SequentialVerdict("undecided", 0, NAN, "below the cap")
+
+
+def scaled(x: float, proportion: bool, signed: bool = False) -> str:
+    if x is None or math.isnan(x):
+        return "n/a"
+    return f"{100 * x if proportion else x:{'+' if signed else ''}.2f}"
+
+
+def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None = None) -> list[str]:
+    """The verdicts as a Markdown table, then each pair's history (its sequence at every look)."""
+    unit = design.unit
+    proportion = unit == "points"
+    lines = [
+        f"Family of {len(design.pairs)} pair(s), each judged at alpha {design.alpha_each:.4g} (Bonferroni: "
+        f"together at {design.alpha:g}); A − B signed so that > 0 favours A, in {unit}; equivalence margin "
+        f"±{scaled(design.margin, proportion).lstrip('+')} {unit}; at most {design.cap} seeds per pair "
+        f"(first seed {design.first_seed}). The interval is the confidence sequence at the last look, valid at "
+        "every look at once (docs/statistics.md).",
+        "",
+        "| A | B | metric | A − B (95% sequence) | seeds | failed seeds (rate, 95%) | verdict | stopped |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for j in judged:
+        iv, f = j.interval, j.failures
+        failed = "–" if f is None else f"{f.failed} ({100 * f.rate:.0f}%, {100 * f.lo:.0f} to {100 * f.hi:.0f})"
+        stopped = {"sign decided": f"sign decided at seed {j.verdict.look}",
+                   "interval inside ±m": f"inside ±margin at seed {j.verdict.look}",
+                   "cap reached": "cap reached", "below the cap": "running"}[j.verdict.reason]  # fmt: skip
+        note = f"; {j.robust.note()}" if j.robust is not None and j.robust.note() else ""
+        lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {scaled(iv.mean, proportion, True)} "
+                     f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
+                     f"{failed} | {j.words(design.margin)}{note} | {stopped} |")  # fmt: skip
+    lines += ["", "History: the sequence after each seed (learning seeds only; no bound before 4 of them).", ""]
+    for j in judged:
+        steps = ", ".join(f"{k + 1}: {scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}"
+                          for k, iv in enumerate(j.history) if not math.isinf(iv.lo))  # fmt: skip
+        lines.append(f"- {j.pair.label}: {steps or 'no bound yet'}")
+    if minutes:
+        lines += ["", "Wall time: " + ", ".join(f"{k} {v:.1f} min" for k, v in minutes.items()) + "."]
+    return lines
+
+
+def say(j: Judged, a: str = "A", b: str = "B") -> str:
+    """'A better by 22.1 (19.0 to 25.2)', the winner named by the sequence's sign at the last look, or
+    'A − B = +0.4 (−1.2 to 2.0)' (oriented so that > 0 favours A)."""
+    iv, proportion = j.interval, is_proportion(j.pair.metric)
+    if math.isnan(iv.mean):
+        return "no seed yet"
+    if iv.lo > 0 or iv.hi < 0:
+        winner, sign = (a, 1) if iv.lo > 0 else (b, -1)
+        lo, hi = sorted((sign * iv.lo, sign * iv.hi))
+        return (
+            f"{winner} better by {scaled(sign * iv.mean, proportion)} ({scaled(lo, proportion)} to "
+            f"{scaled(hi, proportion)})"
+        )
+    return (
+        f"{a} − {b} = {scaled(iv.mean, proportion, True)} ({scaled(iv.lo, proportion, True)} to "
+        f"{scaled(iv.hi, proportion, True)})"
+    )
+
+
+def record_path(folder: Path, name: str) -> Path:
+    """`folder/comparisons/<name>.json`, refusing a name that would leave that folder."""
+    if not NAME.fullmatch(name) or name.endswith(".json"):
+        raise ComparisonError(
+            f"--name={name!r}: give a plain file name (letters, digits, '._-'), not a path; it is written in "
+            f"{folder / 'comparisons'}"
+        )
+    return folder / "comparisons" / f"{name}.json"
+
+
+def load_record(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def write_record(path: Path, design: Design, looks: dict[str, int], judged: list[Judged], text: list[str],
+                 extra: dict) -> None:  # fmt: skip
+    """The design, how many seeds each pair ran, and the verdicts as judged now (the dashboard judges again from
+    the table); `.md` beside it for people."""
+    pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
+              "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
+              "hi": j.interval.hi, "failed": j.failures.failed if j.failures else 0} for j in judged]  # fmt: skip
+    body = {"design": design.to_json(), "looks": looks, "pairs": pairs, **extra}
+    write_atomic(path, json.dumps(body, indent=1, default=float) + "\n")
+    write_atomic(path.with_suffix(".md"), "\n".join(text) + "\n")
