@@ -26,6 +26,7 @@ import argparse
 import importlib
 import importlib.util
 import inspect
+import itertools
 import math
 import os
 import shlex
@@ -76,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--grid", help="instead of a plug-in: a grid file whose experiments are the arms")
     p.add_argument("--arms", help="with --grid: two or more experiments, comma-separated; the first is A")
     p.add_argument("--metric", help="with --grid: the figure judged, e.g. val/acc or val/gap/acc")
+    p.add_argument("--all-pairs", action="store_true", help="with --grid: judge every pair of --arms, not the "
+                   "first against each of the others")  # fmt: skip
     p.add_argument("--out", help="results folder (default results/compare/<objective>; with --grid required)")
     p.add_argument("--margin", type=float, default=1.0, help="equivalence margin in the printed unit (default 1)")
     p.add_argument("--max-seeds", type=int, default=20, help="cap on seeds per pair (default 20)")
@@ -90,8 +93,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("give a plug-in objective, or --grid with --arms and --metric (not both)")
     if args.grid is not None and not (args.arms and args.metric and args.out):
         p.error("--grid needs --arms, --metric and --out")
-    if args.objective is not None and (args.arms or args.metric or args.fails_below is not None):
-        p.error("--arms, --metric and --fails-below go with --grid; a plug-in is judged on configs/compare.yaml")
+    if args.objective is not None and (args.arms or args.metric or args.fails_below is not None or args.all_pairs):
+        p.error(
+            "--arms, --metric, --all-pairs and --fails-below go with --grid; a plug-in is judged on its --yardsticks"
+        )
     if args.grid is not None and args.languages:
         p.error("--languages goes with a plug-in objective, not --grid")
     if not args.margin > 0:
@@ -260,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             arms = [a.strip() for a in args.arms.split(",") if a.strip()]
             if len(arms) < 2 or len(set(arms)) < len(arms):
                 raise ComparisonError(f"--arms={args.arms}: give two or more different experiments")
-            pairs = [Pair(arms[0], b, args.metric, args.fails_below) for b in arms[1:]]
+            firsts = itertools.combinations(arms, 2) if args.all_pairs else ((arms[0], b) for b in arms[1:])
+            pairs = [Pair(a, b, args.metric, args.fails_below) for a, b in firsts]
         scale = 100 if all(is_proportion(p.metric) for p in pairs) else 1
         path = record_path(out, args.name or "verdicts")
         recorded = load_record(path)
@@ -306,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         if judged:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "
-                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged)], {})  # fmt: skip
+                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged)],
+                         {"wall_s": round(time.perf_counter() - start, 1)})  # fmt: skip
         if not open_pairs:
             break
         look = min(looks.get(p.label, 0) for p in open_pairs)

@@ -237,3 +237,36 @@ def test_another_margin_on_a_recorded_comparison_is_refused_not_overwritten(comp
     assert scripts("compare").main(changed) == 2
     assert "its margin was ±0.001, now ±2" in capsys.readouterr().err
     assert (out / "comparisons" / "c.json").read_text() == before
+
+
+def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_seeds_do_not_average_away():
+    """Every seed grading one fixed set of n questions carries that set's draw (a shift of the true difference
+    by about sqrt(2 p (1 - p) / n)), so per-seed differences agree with each other and not with the truth. With
+    no true difference, a sequence over seeds alone calls a winner far above 5% of the time; widened by the
+    set's term (`_shared_set`), it stays below 5% (the audited mistake: intervals without validation error)."""
+    import numpy as np
+
+    from minibert.ablation.comparison import _shared_set
+    from minibert.stats.sequential import decide
+
+    rng, n, p, experiments = np.random.default_rng(0), 2000, 0.6, 1000
+    se = np.sqrt(2 * p * (1 - p) / n)
+    wrong = {"seeds only": 0, "with the set's error": 0}
+
+    class Shared:  # the two arms' figures as a grid's table gives them (minibert.report.query.Stat)
+        mean, n, shared = p, 2000, True
+
+    class Table:
+        @staticmethod
+        def find(metric, category, experiment):
+            return Shared()
+
+    alpha, widen = _shared_set(Table(), Pair("a", "b", "val/acc"), 0.05)
+    assert alpha == 0.025 and widen > 2 * se
+    for _ in range(experiments):
+        shift = rng.normal(0, se)  # the fixed set's draw, shared by every seed
+        diffs = shift + rng.normal(0, 0.002, 20)  # seeds differ little
+        wrong["seeds only"] += decide(diffs, 0.001, 20).reason == "sign decided"
+        wrong["with the set's error"] += decide(diffs, 0.001, 20, alpha, widen=widen).reason == "sign decided"
+    assert wrong["seeds only"] / experiments > 0.5
+    assert wrong["with the set's error"] / experiments <= 0.05

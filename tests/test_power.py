@@ -14,7 +14,8 @@ from minibert.ablation.power import compare, detectable, half_width, paired_inte
 
 
 def run_procedure(draw, pilot: int, h: float, cap: int) -> tuple[float, float, int]:
-    """One comparison as scripts/compare.py runs it: a pilot, the seeds it calls for, the interval."""
+    """One comparison under Stein's two-stage design (how the committed Dyck comparisons were sized): a pilot, the
+    seeds it calls for, the interval."""
     diffs = list(draw(pilot))
     n = seeds_needed(diffs, h, cap)
     diffs += list(draw(n - pilot))

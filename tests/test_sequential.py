@@ -206,6 +206,32 @@ def test_stein_second_stage_read_with_the_final_sd_undercovers():
     assert final / trials < 0.93
 
 
+def test_re_piloting_an_undecided_comparison_inflates_its_error_and_continuing_the_sequence_does_not():
+    """A two-stage comparison run again on fresh seeds after each undecided verdict (up to three times) says
+    "better" with no true difference far above its 5%; the sequential rule, continued over all those seeds
+    instead of starting over (what scripts/compare.py does when run again with a larger cap), stays below."""
+    rng = np.random.default_rng(12)
+    trials, pilot, sd, tries = 3000, 5, 0.02, 3
+    h = t95(pilot - 1) * sd / math.sqrt(2 * pilot)
+    re_piloted = continued = 0
+    for _ in range(trials):
+        every = []
+        for _ in range(tries):  # each try a fresh pilot and its second stage
+            d = list(rng.normal(0.0, sd, pilot))
+            d += list(rng.normal(0.0, sd, seeds_needed(d, h, cap=10**6) - pilot))
+            every += d
+            if not paired_interval(d, pilot=pilot).contains_zero:
+                re_piloted += 1
+                break
+        continued += decide(every, margin=1e-6, cap=len(every)).reason == "sign decided"
+    print(
+        f"\nre-piloting up to {tries} times: 'better' {re_piloted / trials:.3f}; the sequence continued over the "
+        f"same seeds: {continued / trials:.3f}"
+    )
+    assert re_piloted / trials > 0.08
+    assert continued / trials <= 0.05
+
+
 def test_family_wise_error_with_three_null_arms_against_one_control():
     """Three arms, no real difference, all compared with one control (their differences share its seeds)
     and each stopping on its own: a wrong sign on any arm in at most 5% of runs, by Bonferroni-split sequences

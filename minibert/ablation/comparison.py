@@ -153,38 +153,67 @@ class Judged:
 
 def values(data, experiment: str, metric: str) -> dict[int, float]:
     """{seed: value} of one experiment's metric in a grid's table (minibert.report.query.Data)."""
-    from minibert.report.table import split  # the report imports this module
-
-    m, category = split(metric)
-    found = data.find(m, category, experiment=experiment)
+    found = data.find(*_split(metric), experiment=experiment)
     return {} if found is None else found.values
 
 
-def judge(data, design: Design, looks: dict[str, int]) -> list[Judged]:
+def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | None = None) -> list[Judged]:
     """Every pair of `design` after the seeds it ran (`looks[pair.label]`, counted from the first seed), on the
-    grid's table `data`."""
+    grid's table `data`, or on the per-seed differences a record `kept` (pair label -> A - B, oriented so
+    that > 0 favours A, None where a seed failed) when its runs are not in the table."""
     judged = []
     for pair in design.pairs:
         n = looks.get(pair.label, 0)
-        seeds = design.seeds(n)
-        va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
-        sign = -1.0 if lower_is_better(pair.metric) else 1.0
-        diffs, failed = [], []
-        for s in seeds:
-            x, y = va.get(s, math.nan), vb.get(s, math.nan)
-            bad = math.isnan(x) or math.isnan(y)
-            if pair.fails_below is not None and not bad:
-                bad = x < pair.fails_below or y < pair.fails_below
-            failed.append(bad)
-            diffs.append(math.nan if bad else sign * (x - y))
-        verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap,
-                         design.alpha_each, failed) if n else _nothing()  # fmt: skip
+        if kept is not None:
+            diffs = [math.nan if d is None else float(d) for d in kept[pair.label][:n]]
+            failed = [math.isnan(d) for d in diffs]
+        else:
+            diffs, failed = _differences(data, pair, design.seeds(n))
+        alpha, widen = _shared_set(data, pair, design.alpha_each)
+        verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap, alpha,
+                         failed, widen) if n else _nothing()  # fmt: skip
         learning = [d for d in diffs if not math.isnan(d)]
-        history = sequence(learning, design.alpha_each) if learning else []
+        history = sequence(learning, alpha, widen) if learning else []
         failures = split_failures([0.0 if math.isnan(d) else d for d in diffs], failed) if n else None
         robust = robust_check(learning) if len(learning) >= 5 else None
         judged.append(Judged(pair, n, verdict, history, diffs, failures, robust))
     return judged
+
+
+def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
+    """(alpha for the sequence over seeds, half-width added to it) for a pair. When both arms graded one
+    validation set that every seed shared, the per-seed differences all carry that set's draw of questions,
+    which more seeds do not average away: the sequence then runs at alpha / 2, and the set's error is added at
+    the other alpha / 2 (its binomial standard error of A - B, leaving out the two arms' positive covariance on
+    shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error."""
+    from scipy.stats import norm
+
+    a, b = (data.find(*_split(pair.metric), experiment=e) for e in (pair.a, pair.b))
+    if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
+        return alpha, 0.0
+    se = math.sqrt(a.mean * (1 - a.mean) / a.n + b.mean * (1 - b.mean) / b.n)
+    return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
+
+
+def _split(metric: str) -> tuple[str, str]:
+    from minibert.report.table import split  # the report imports this module
+
+    return split(metric)
+
+
+def _differences(data, pair: Pair, seeds: list[int]) -> tuple[list[float], list[bool]]:
+    """A - B per seed (oriented so that > 0 favours A; NaN where a seed failed) and which seeds failed."""
+    va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
+    sign = -1.0 if lower_is_better(pair.metric) else 1.0
+    diffs, failed = [], []
+    for s in seeds:
+        x, y = va.get(s, math.nan), vb.get(s, math.nan)
+        bad = math.isnan(x) or math.isnan(y)
+        if pair.fails_below is not None and not bad:
+            bad = x < pair.fails_below or y < pair.fails_below
+        failed.append(bad)
+        diffs.append(math.nan if bad else sign * (x - y))
+    return diffs, failed
 
 
 def _nothing() -> SequentialVerdict:
@@ -218,8 +247,15 @@ def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None
         failed = "–" if f is None else f"{f.failed} ({100 * f.rate:.0f}%, {100 * f.lo:.0f} to {100 * f.hi:.0f})"
         stopped = {"sign decided": f"sign decided at seed {j.verdict.look}",
                    "interval inside ±m": f"inside ±margin at seed {j.verdict.look}",
-                   "cap reached": "cap reached", "below the cap": "running"}[j.verdict.reason]  # fmt: skip
-        note = f"; {j.robust.note()}" if j.robust is not None and j.robust.note() else ""
+                   "cap reached": "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
+                       j.verdict.reason]  # fmt: skip
+        note = ""
+        if j.robust is not None and j.robust.doubts_normality:
+            r = j.robust
+            note = (
+                f"; not normal (Shapiro p = {r.shapiro_p:.3f}): Wilcoxon p = {r.wilcoxon_p:.3f}, bootstrap "
+                f"{scaled(r.bootstrap.lo, proportion, True)} to {scaled(r.bootstrap.hi, proportion, True)}"
+            )
         lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {scaled(iv.mean, proportion, True)} "
                      f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
                      f"{failed} | {j.words(design.margin)}{note} | {stopped} |")  # fmt: skip
@@ -262,6 +298,35 @@ def record_path(folder: Path, name: str) -> Path:
     return folder / "comparisons" / f"{name}.json"
 
 
+@dataclass
+class Recorded:
+    """A comparison as its record and the grid's table give it now: what a page quotes."""
+
+    design: Design
+    judged: list[Judged]
+    wall_s: float | None  # the wall time of the invocation that wrote it, None for one that did not say
+    command: str
+
+    def pair(self, b: str) -> Judged:
+        """The pair whose B arm is `b` (or ends with `/b`)."""
+        found = [j for j in self.judged if j.pair.b == b or j.pair.b.endswith("/" + b)]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} pairs with B = {b!r}; B arms: {[j.pair.b for j in self.judged]}")
+        return found[0]
+
+    @property
+    def decided(self) -> int:
+        return sum(j.verdict.reason in ("sign decided", "interval inside ±m") for j in self.judged)
+
+
+def recorded(folder: str | Path, name: str, data) -> Recorded:
+    """The comparison `folder/comparisons/<name>.json` judged on `data`, the table of `folder`."""
+    body = json.loads((Path(folder) / "comparisons" / f"{name}.json").read_text())
+    design = Design.from_json(body["design"])
+    return Recorded(design, judge(data, design, body["looks"], body.get("diffs")), body.get("wall_s"),
+                    design.command)  # fmt: skip
+
+
 def load_record(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -273,6 +338,8 @@ def write_record(path: Path, design: Design, looks: dict[str, int], judged: list
     pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
               "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
               "hi": j.interval.hi, "failed": j.failures.failed if j.failures else 0} for j in judged]  # fmt: skip
+    from minibert.report.grid_report import without_absolute_paths  # the report imports this module
+
     body = {"design": design.to_json(), "looks": looks, "pairs": pairs, **extra}
-    write_atomic(path, json.dumps(body, indent=1, default=float) + "\n")
-    write_atomic(path.with_suffix(".md"), "\n".join(text) + "\n")
+    write_atomic(path, without_absolute_paths(json.dumps(body, indent=1, default=float)) + "\n")
+    write_atomic(path.with_suffix(".md"), without_absolute_paths("\n".join(text)) + "\n")

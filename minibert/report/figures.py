@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
 
 from minibert.atomic_writes import write_atomic  # noqa: E402
+from minibert.report import stats  # noqa: E402
 from minibert.report.query import Diff, Stat  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def forest(path: Path, rows: list[tuple[str, Diff]], title: str) -> None:
     fig, ax = plt.subplots(figsize=(8.5, 0.62 * len(rows) + 1.3))
     for i, (_, d) in enumerate(rows):
         iv, scale = d.favour, 100 if d.a.proportion else 1
-        decided = iv.lo > 0 or iv.hi < 0
+        decided = stats.sign(iv) != 0  # after the page's Holm adjustment, inside a family
         ax.errorbar(scale * iv.mean, i, xerr=[[scale * (iv.mean - iv.lo)], [scale * (iv.hi - iv.mean)]], fmt="o",
                     capsize=3, color="tab:blue" if decided else "tab:gray")  # fmt: skip
     ax.axvline(0, color="black", lw=0.8)

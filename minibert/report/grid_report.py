@@ -79,7 +79,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     for path in sorted((out / "comparisons").glob("*.json")):
         recorded = json.loads(path.read_text())
         design = comparison.Design.from_json(recorded["design"])
-        for j in comparison.judge(data, design, recorded["looks"]):
+        for j in comparison.judge(data, design, recorded["looks"], recorded.get("diffs")):
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
             metric, category = table.split(j.pair.metric)
             d = data.diff(metric, {"experiment": j.pair.a}, {"experiment": j.pair.b}, category)
@@ -184,7 +184,11 @@ def record(
 
 
 def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
-    """The grid whose table is in `out` (its `grid` column names `configs/ablations/<grid>.yaml`)."""
+    """The grid whose table is in `out`: the `grid.yaml` written beside it (scripts/compare.py writes one for a
+    plug-in), else the one its `grid` column names, `configs/ablations/<grid>.yaml`."""
+    own = Path(out) / "grid.yaml"
+    if own.is_file():
+        return load_grid(own, root)
     return load_grid(Path(root) / "configs/ablations" / f"{table.grid_of_table(out)}.yaml", root)
 
 
@@ -208,13 +212,20 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     that table already read); returns the files whose text changed (with `check`, none is written)."""
     out = Path(out)
     data = Data.load(out) if data is None else data
-    answers = [claim_answer(c, data) for c in grid.claims if c.experiments() <= set(data.experiments())]
+    claims = [c for c in grid.claims if c.experiments() <= set(data.experiments())]
+    judged = stats.Family()  # the claims hold together: Holm over them (a comparison carries its own control)
+    with stats.family(judged):
+        [claim_answer(c, data) for c in claims]
+    family_size = judged.freeze()
+    with stats.family(judged):
+        answers = [claim_answer(c, data) for c in claims]
     answers += compare_answers(out, data)
     written = []
     figure = ""
     if drawn := [(a.text.replace("`", ""), a.diff) for a in answers if a.diff is not None]:  # labels as prose
         if not check:
-            figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
+            with stats.family(judged):
+                figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
         figure = "claims.png"
     reference = against_reference(grid, data)
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
@@ -222,7 +233,8 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
     context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,
-               "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out)}  # fmt: skip
+               "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
+               "family": family_size}  # fmt: skip
     for name in ("ablation.md", "dashboard.html"):
         text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
         if not (out / name).is_file() or (out / name).read_text() != text:

@@ -103,9 +103,9 @@ class Diff(_Interval):
         'undecided: A − B = +0.4 (−1.2 to 2.0)'."""
         scale = 100 if self.a.proportion else 1
         iv = self.favour
-        if iv.lo > 0 or iv.hi < 0:
-            better = iv if iv.lo > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
-            return f"{a if iv.lo > 0 else b} better by {stats.fmt(better, scale)}"
+        if side := stats.sign(iv):
+            better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+            return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
         return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
 
     def __str__(self) -> str:

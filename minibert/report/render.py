@@ -9,6 +9,8 @@ grids' tables, so none is typed. A template sees:
 - `grid(name)`: that grid's `minibert.report.query.Data` (`grid("dyck")` reads `results/dyck/`; "default"
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
 - `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`;
+- `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
+  (minibert.ablation.comparison.Recorded);
 - `forest(name, rows, title)` and `lines(name, series, xlabel, ylabel, title)`: a figure written beside the
   page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page.
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import jinja2
 
+from minibert.ablation import comparison
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, grid_report, stats
 from minibert.report.query import Data, QueryError, markdown_table
@@ -42,29 +45,48 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                verdict=stats.verdict)  # fmt: skip
+                                verdict=stats.verdict, comparison=self.comparison)  # fmt: skip
 
     @functools.cache  # noqa: B019 (one renderer per build; each table read once)
     def grid(self, name: str) -> Data:
         return Data.load(self.root / grid_dir(name))
 
+    def comparison(self, name: str, record: str) -> comparison.Recorded:
+        """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""
+        return comparison.recorded(self.root / grid_dir(name), record, self.grid(name))
+
     def templates(self) -> list[Path]:
         return sorted(p.relative_to(self.root / PAGES) for p in (self.root / PAGES).rglob("*.j2"))
 
     def render(self, template: Path) -> tuple[Path, str]:
-        """(page path, its text); figures the page declares are written beside it as it renders."""
+        """(page path, its text); figures the page declares are written beside it as it renders.
+
+        A page renders twice: once to collect every paired comparison it judges, once to write it with their
+        verdicts held together by Holm's step-down (`stats.Family`); a page that judged any says so at its end."""
         page = self.root / template.with_suffix("")
         here = page.parent
+        drawing = [False]
 
         def forest(name, rows, title):
-            figures.forest(here / name, rows, title)
+            if drawing[0]:
+                figures.forest(here / name, rows, title)
             return f"![{title}]({name})"
 
         def lines(name, series, xlabel, ylabel, title, logx=False):
-            figures.lines(here / name, series, xlabel, ylabel, title, logx)
+            if drawing[0]:
+                figures.lines(here / name, series, xlabel, ylabel, title, logx)
             return f"![{title}]({name})"
 
-        text = self.env.get_template(template.as_posix()).render(forest=forest, lines=lines)
+        source = self.env.get_template(template.as_posix())
+        judged = stats.Family()
+        with stats.family(judged):
+            source.render(forest=forest, lines=lines)
+        size = judged.freeze()
+        drawing[0] = True
+        with stats.family(judged):
+            text = source.render(forest=forest, lines=lines)
+        if size and page.suffix == ".md":
+            text = text.rstrip("\n") + "\n\n" + stats.family_note(judged) + "\n"
         return page, text
 
 

@@ -17,9 +17,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+
+from scipy import stats as scipy_stats
 
 from minibert.ablation.intervals import (
     NAN,
@@ -32,7 +36,8 @@ from minibert.ablation.intervals import (
     t95,
 )
 
-__all__ = ["NAN", "Interval", "summary", "paired", "reference", "verdict", "fmt", "number", "sd"]
+__all__ = ["NAN", "Interval", "Family", "family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number",
+           "sd"]  # fmt: skip
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
@@ -94,14 +99,97 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
     return Interval(mean, max(-1.0, mean - half), min(1.0, mean + half), len(clean), df)
 
 
+class Family:
+    """The paired comparisons one page decides, held jointly by Holm's step-down (Holm, Scand. J. Statist.
+    1979): a page renders twice, first collecting every interval it judges (`collect`), then deciding with
+    their p-values adjusted together, so the page's "A better" verdicts hold together at 95% however many it
+    shows. The p-value of an interval is its t-test's: |mean| over the standard error its half-width implies,
+    on its degrees of freedom. Intervals are shown as they are (each 95%); only the verdicts are adjusted.
+
+    >>> f = Family()  # two intervals that each exclude 0 (p = 0.03 and 0.04), but not both at 95% together
+    >>> ivs = [Interval(0.03, 0.003, 0.057, 30, 29.0), Interval(0.02, 0.001, 0.039, 30, 29.0)]
+    >>> [f.sign(iv) for iv in ivs], f.freeze(), [f.sign(iv) for iv in ivs]
+    ([1, 1], 2, [0, 0])
+    """
+
+    def __init__(self) -> None:
+        self.p: dict[tuple, float] = {}
+        self.holds: set[tuple] | None = None  # None while collecting
+
+    @staticmethod
+    def key(iv: Interval) -> tuple:
+        return tuple(round(float(x), 12) for x in (iv.mean, iv.lo, iv.hi, iv.df))
+
+    def sign(self, iv: Interval) -> int:
+        """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0."""
+        side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
+        if self.holds is None:
+            self.p[self.key(iv)] = p_value(iv)
+            return side
+        return side if self.key(iv) in self.holds else 0
+
+    def freeze(self, alpha: float = 0.05) -> int:
+        """Decide: Holm's step-down over the collected p-values; returns the family's size."""
+        ordered = sorted(self.p.items(), key=lambda kv: kv[1])
+        self.holds = set()
+        for i, (key, p) in enumerate(ordered):
+            if p > alpha / (len(ordered) - i):
+                break
+            self.holds.add(key)
+        return len(ordered)
+
+
+_FAMILY: contextvars.ContextVar[Family | None] = contextvars.ContextVar("family", default=None)
+
+
+@contextlib.contextmanager
+def family(f: Family) -> Iterator[Family]:
+    """Judge every verdict inside the block as one family (see `Family`)."""
+    token = _FAMILY.set(f)
+    try:
+        yield f
+    finally:
+        _FAMILY.reset(token)
+
+
+def family_note(f: Family) -> str:
+    """The line a page ends with: how many paired comparisons it judged, how many Holm decided, and how many
+    more each interval alone would have decided (what the correction changed)."""
+    alone = sum(p < 0.05 for p in f.p.values())
+    return (f"<sub>Verdicts on this page hold together at 95%: Holm's step-down over the {len(f.p)} paired "
+            f"comparisons it judges decides {len(f.holds)}; read one by one, their intervals would decide {alone}. "
+            "Each interval is shown at 95% on its own (docs/statistics.md).</sub>")  # fmt: skip
+
+
+def p_value(iv: Interval) -> float:
+    """Two-sided p-value of mean = 0 implied by a symmetric 95% interval on `iv.df` degrees of freedom."""
+    half = max(iv.mean - iv.lo, iv.hi - iv.mean)
+    df = iv.df if iv.df is not None and iv.df >= 1 else math.inf
+    if not half > 0:
+        return 0.0 if iv.mean != 0 else 1.0
+    t = abs(iv.mean) / (half / t95(df))
+    return float(2 * scipy_stats.t.sf(t, df)) if not math.isinf(df) else float(2 * scipy_stats.norm.sf(t))
+
+
+def sign(iv: Interval) -> int:
+    """+1 when the interval of A - B (oriented so that > 0 favours A) decides for A, -1 for B, 0 undecided; inside
+    a `family`, after Holm's adjustment over the page."""
+    f = _FAMILY.get()
+    if f is None or math.isnan(iv.mean):
+        return 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
+    return f.sign(iv)
+
+
 def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B") -> str:
-    """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero,
-    'equivalent within ±m' when it lies inside (-margin, margin), else 'undecided'."""
+    """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero (inside
+    a `family`, after Holm's adjustment), 'equivalent within ±m' when it lies inside (-margin, margin), else
+    'undecided'."""
     if math.isnan(iv.mean):
         return "no data"
-    if iv.lo > 0:
+    side = sign(iv)
+    if side > 0:
         return f"{a} better"
-    if iv.hi < 0:
+    if side < 0:
         return f"{b} better"
     if margin is not None and -margin < iv.lo and iv.hi < margin:
         return f"equivalent within ±{number(margin)}"

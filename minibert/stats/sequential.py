@@ -191,7 +191,7 @@ def e_process(diffs: Sequence[float] | np.ndarray, mu0: float = 0.0) -> np.ndarr
     return np.exp(np.where(n >= 2, log_e, 0.0))
 
 
-def sequence(diffs: Sequence[float], alpha: float = ALPHA) -> list[Interval]:
+def sequence(diffs: Sequence[float], alpha: float = ALPHA, widen: float = 0.0) -> list[Interval]:
     """The confidence sequence of the mean per-seed difference: one interval per look (seeds in run order),
     all of which hold at once with probability 1 - alpha under normal differences.
 
@@ -207,7 +207,8 @@ def sequence(diffs: Sequence[float], alpha: float = ALPHA) -> list[Interval]:
     [inf, 0.103, 0.039]
     """
     mean, lo, hi = _sequence(np.asarray(diffs, float), alpha)
-    return [Interval(float(m), float(a), float(b), i + 1) for i, (m, a, b) in enumerate(zip(mean, lo, hi))]
+    return [Interval(float(m), float(a) - widen, float(b) + widen, i + 1)
+            for i, (m, a, b) in enumerate(zip(mean, lo, hi))]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,7 @@ def decide(
     cap: int,
     alpha: float = ALPHA,
     failed: Sequence[bool] | None = None,
+    widen: float = 0.0,
 ) -> SequentialVerdict:
     """Look after every seed of `diffs` (A - B per seed, in run order) and stop at the first look where the
     confidence sequence excludes 0 ("A better" / "B better") or lies inside (-margin, margin) (equivalent),
@@ -237,7 +239,9 @@ def decide(
     alpha together for normal differences (either needs the sequence to miss the mean at some look); the
     simulations measure about alpha / 4 per side. Seeds marked `failed` (did not learn) count towards the look
     and the cap but not the interval: the verdict is on the learning seeds, valid when failures are flagged by
-    a rule fixed in advance (not by their difference); report their rate apart (`split_failures`).
+    a rule fixed in advance (not by their difference); report their rate apart (`split_failures`). `widen`
+    adds a fixed half-width to every look: the error of a validation set all seeds share (at its own share of
+    alpha; see minibert.ablation.comparison.judge).
     """
     if not margin > 0 or cap < 1:
         raise ValueError(f"margin={margin!r}, cap={cap!r}: the margin must be > 0 and the cap >= 1")
@@ -245,6 +249,7 @@ def decide(
     bad = np.zeros(len(x), bool) if failed is None else np.asarray(failed, bool)[: len(x)]
     learning = np.flatnonzero(~bad)  # positions of the learning seeds among all seeds run
     mean, lo, hi = _sequence(x[learning], alpha)
+    lo, hi = lo - widen, hi + widen  # a shared validation set's own error, which more seeds do not shrink
     sign = (lo > 0) | (hi < 0)
     stop = sign | ((lo > -margin) & (hi < margin))
     j = int(np.argmax(stop)) if stop.any() else len(learning) - 1  # the look's index among learning seeds
