@@ -60,7 +60,6 @@ except ImportError:
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_BAD_INPUT = 2
-FIRST_LOOK = 4  # the sequence has no bound before 4 learning seeds: the first call runs that many at once
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -101,8 +100,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--languages goes with a plug-in objective, not --grid")
     if not args.margin > 0:
         p.error(f"--margin={args.margin}: must be > 0")
-    if args.max_seeds < FIRST_LOOK:
-        p.error(f"--max-seeds={args.max_seeds}: must be at least {FIRST_LOOK} (no verdict is possible before)")
+    if args.max_seeds < 4:
+        p.error(f"--max-seeds={args.max_seeds}: must be at least 4 (no verdict is possible before)")
     if args.minutes is not None and not args.minutes > 0:
         p.error(f"--minutes={args.minutes}: must be > 0")
     if args.workers < 1:
@@ -174,7 +173,7 @@ def plugin_grid(args, cls: type, class_path: str, out: Path) -> tuple[Path, list
                                 "overrides": {"model.init_args.regime": "full", "data.val_seed": None},
                                 "metrics": [lang["metric"]]})  # fmt: skip
         pairs += [Pair(f"{language}/finetune/{arm}-full", f"{language}/finetune/{name}-full", lang["metric"],
-                       lang["fails_below"]) for name in arms if name != arm]  # fmt: skip
+                       lang["fails_below"], language) for name in arms if name != arm]  # fmt: skip
         timing[language] = {**lang["timing"], "new": arm}
     grid = out / "grid.yaml"
     header = f"# Made by scripts/compare.py for {class_path}: the arms of configs/compare.yaml. Regenerated each run.\n"
@@ -273,9 +272,14 @@ def main(argv: list[str] | None = None) -> int:
         committed = [] if args.grid is None else [ROOT / "results" / Path(args.grid).stem]
         per_seed = estimate(timing, pairs, args.workers, [out, *committed])
         cap = args.max_seeds
-        if args.minutes is not None and per_seed is not None:  # the seeds that fit, never fewer than a verdict needs
-            cap = max(FIRST_LOOK, min(cap, math.floor(args.minutes * 60 / per_seed)))
         design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command)
+        first = design.first_look(pairs)
+        if cap < first:
+            raise ComparisonError(f"--max-seeds={cap}: these {len(pairs)} pair(s) can be decided no sooner than "
+                                  f"after {first} seeds; give at least that")  # fmt: skip
+        if args.minutes is not None and per_seed is not None:  # the seeds that fit, never fewer than a verdict needs
+            cap = max(first, min(cap, math.floor(args.minutes * 60 / per_seed)))
+            design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command)
         looks: dict[str, int] = {}
         if recorded is not None:
             before = Design.from_json(recorded["design"])
@@ -293,8 +297,10 @@ def main(argv: list[str] | None = None) -> int:
 
     cap = design.cap
     unit = "points" if scale == 100 else "units"
-    print(f"compare.py: {len(pairs)} pair(s), each judged at alpha {design.alpha_each:.3g} (Bonferroni over the "
-          f"family), margin ±{args.margin:g} {unit}, at most {cap} seeds per pair.", file=sys.stderr)  # fmt: skip
+    families = ", ".join(f"{k} ({name})" if name else str(k) for name, k in design.families.items())
+    print(f"compare.py: {len(pairs)} pair(s) in families of {families}, each family held at {design.alpha:g} "
+          f"(Bonferroni); margin ±{args.margin:g} {unit}; at most {cap} seeds per pair, the first look after "
+          f"{design.first_look(pairs)}.", file=sys.stderr)  # fmt: skip
     if per_seed is None:
         print(
             "compare.py: no time estimate: no table in --out or results/ holds these arms' wall times.", file=sys.stderr
@@ -317,10 +323,11 @@ def main(argv: list[str] | None = None) -> int:
         if not open_pairs:
             break
         look = min(looks.get(p.label, 0) for p in open_pairs)
-        batch = design.seeds(max(look + 1, min(FIRST_LOOK, cap)))[look:]  # seeds before the first bound at once
+        first = design.first_look(open_pairs)
+        batch = design.seeds(max(look + 1, min(first, cap)))[look:]  # seeds before the first bound, at once
         arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
         spent = time.perf_counter() - start
-        if args.minutes is not None and look >= FIRST_LOOK and spent + seed_time * len(batch) > args.minutes * 60:
+        if args.minutes is not None and look >= first and spent + seed_time * len(batch) > args.minutes * 60:
             # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
             print(f"compare.py: the next seed would pass --minutes {args.minutes:g} (a seed takes about "
                   f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip

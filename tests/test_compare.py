@@ -94,7 +94,8 @@ def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared,
 
 
 def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str = "val/acc") -> Data:
-    rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": "", "metric": metric,
+    """A grid's table of two arms whose seeds each graded their own validation questions."""
+    rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": s, "metric": metric,
              "category": "", "value": v, "n": 1000, "run": "", "code": ""}
             for e, values in (("x/a", a), ("x/b", b)) for s, v in values.items()]  # fmt: skip
     import pandas as pd

@@ -31,6 +31,7 @@ def constructed(root: Path, gaps: dict[str, np.ndarray]) -> Data:
         rows = (frame["experiment"] == experiment) & (frame["metric"] == GAP) & (frame["category"] == "")
         frame.loc[rows, "value"] = values  # seeds 0, 1, 2 in order
     table.write(frame, root / "results/dyck")
+    shutil.copytree(ROOT / "results/dyck/comparisons", root / "results/dyck/comparisons")  # records the page quotes
     for grid in ("dyck_variance", "recipe"):
         (root / "results" / grid).mkdir(parents=True)
         shutil.copy(ROOT / "results" / grid / table.FILE, root / "results" / grid / table.FILE)

@@ -25,12 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 DYCK = Dyck(kinds=4, length=32, max_depth=6)
 
 
-def render(root: Path, grid: str, frame: pd.DataFrame) -> str:
-    """The page of `grid` rendered in a repository under `root` that holds only its template and `frame`."""
+def _renderer(root: Path, grid: str, frame: pd.DataFrame) -> Renderer:
+    """A renderer of a repository under `root` that holds only the page of `grid`'s template and `frame`."""
     (root / PAGES / "results").mkdir(parents=True)
     shutil.copy(ROOT / PAGES / f"results/{grid}.md.j2", root / PAGES / f"results/{grid}.md.j2")
     table.write(frame, root / "results" / grid)
-    return Renderer(root).render(Path(f"results/{grid}.md.j2"))[1]
+    return Renderer(root)
+
+
+def render(root: Path, grid: str, frame: pd.DataFrame) -> str:
+    """The page of `grid` rendered from `frame` alone (see `_renderer`)."""
+    return _renderer(root, grid, frame).render(Path(f"results/{grid}.md.j2"))[1]
 
 
 def cell(frame: pd.DataFrame, metric: str, category: str = "", **axes) -> pd.Series:
@@ -41,15 +46,17 @@ def cell(frame: pd.DataFrame, metric: str, category: str = "", **axes) -> pd.Ser
     return rows
 
 
-def constructed(grid: str, metric: str, a: dict, b: dict, winner: str | None, category: str = "") -> pd.DataFrame:
+def constructed(
+    grid: str, metric: str, a: dict, b: dict, winner: str | None, category: str = "", spread: float = 1.0
+) -> pd.DataFrame:
     """The committed table of `grid` with A's values on `metric` set to B's plus a difference per seed: about +5
-    points on every seed (A wins), -5 (B wins), +-1 around zero (undecided) or +-0.1 (equal, "E"); seeds in the
-    table's order."""
+    points on every seed (A wins), -5 (B wins), +-1 x `spread` around zero (undecided) or +-0.1 (equal, "E");
+    seeds in the table's order."""
     frame = table.read(ROOT / "results" / grid).sort_values("seed", kind="stable")
     ra, rb = cell(frame, metric, category, **a), cell(frame, metric, category, **b)
     base = frame.loc[rb, "value"].to_numpy()
     n = len(base)
-    noise = np.resize([0.01, -0.01, 0.001, -0.001, 0.0], n) * (0.1 if winner == "E" else 1)
+    noise = np.resize([0.01, -0.01, 0.001, -0.001, 0.0], n) * (0.1 if winner == "E" else spread)
     shift = {"A": 0.05, "B": -0.05}.get(winner, 0.0) + noise
     if winner in (None, "E"):
         shift -= shift.mean()  # mean exactly zero: the interval crosses it
@@ -68,7 +75,7 @@ ELECTRA = "ELECTRA beats MLM at equal compute (Clark et al. 2020)"
 @pytest.mark.parametrize("winner", ["A", "B", None])
 def test_a_scaling_claim_names_the_arm_its_interval_favours_or_says_undecided(tmp_path, winner):
     a, b = {"stage": "finetune", "arm": "electra", "budget": "x1"}, {"stage": "finetune", "arm": "mlm", "budget": "x1"}
-    frame = constructed("scaling", "val/acc", a, b, winner)
+    frame = constructed("scaling", "val/acc", a, b, winner, spread=0.1)  # 5 points, decisive beside the page's others
     text = render(tmp_path, "scaling", frame)
     cells = row(text, ELECTRA, "x1")
     verdict, claim = {"A": ("ELECTRA better", "holds"), "B": ("MLM better", "does not hold"),
@@ -80,6 +87,26 @@ def test_a_scaling_claim_names_the_arm_its_interval_favours_or_says_undecided(tm
     said = {w: p.split(" at ", 1)[1].split(", ") for p in sentence.split(": ", 1)[1].rstrip(".").split("; ")
             for w in ("holds", "does not hold", "undecided") if p.startswith(w + " at ")}  # fmt: skip
     assert "x1" in said[claim], sentence
+
+
+def test_a_difference_its_interval_alone_decides_is_undecided_when_the_page_holds_its_verdicts_together(tmp_path):
+    """5 points on 3 seeds that disagree by 1 to 2 points: the interval alone excludes zero (p about 0.01), but the
+    scaling page judges dozens of comparisons, and Holm's step-down over them leaves this one undecided; the
+    page's last line counts it among those its intervals alone would decide."""
+    a, b = {"stage": "finetune", "arm": "electra", "budget": "x1"}, {"stage": "finetune", "arm": "mlm", "budget": "x1"}
+    frame = constructed("scaling", "val/acc", a, b, "A")
+    renderer = _renderer(tmp_path, "scaling", frame)
+    text = renderer.render(Path("results/scaling.md.j2"))[1]
+    cells = row(text, ELECTRA, "x1")
+    assert cells[2].startswith("+") and cells[3:5] == ["undecided", "undecided"]
+    lo = float(cells[2].split("(")[1].split(" to ")[0])
+    assert lo > 0  # its own interval excludes zero
+    (family,) = [f for page, f in renderer.families() if page == "results/scaling.md"]
+    held, alone = len(family.holds), sum(p < 0.05 for p in family.p.values())
+    assert held < alone and len(family.p) > 10
+    last = text.rstrip().splitlines()[-1]
+    assert f"over the {len(family.p)} paired comparisons it judges decides {held}" in last
+    assert f"read one by one, their intervals would decide {alone}" in last
 
 
 @pytest.mark.parametrize("winner", ["A", "B", None])

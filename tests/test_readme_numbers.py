@@ -44,6 +44,8 @@ def test_the_dyck_sentence_names_the_arm_with_the_smaller_gap(tmp_path, swapped)
         for name in ("run.json", table.FILE):
             if (made.parent / name).is_file():
                 shutil.copy(made.parent / name, into / name)
+        if (made.parent / "comparisons").is_dir():  # the comparisons the README quotes
+            shutil.copytree(made.parent / "comparisons", into / "comparisons")
     if swapped:
         frame = table.read(ROOT / "results/dyck")
         gap = (frame["metric"] == GAP) & (frame["category"] == "")

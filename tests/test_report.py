@@ -210,35 +210,40 @@ def arms() -> list[dict]:
     return rows + cells("p/other", "val/acc", dict.fromkeys(range(10), 0.5), n=5000)  # the grid has 10 seeds
 
 
+def record(folder: Path, name: str, pairs: list[tuple[str, str, str]], first_seed: int, looks: int) -> None:
+    """A comparison as scripts/compare.py records it: its design (pairs, margin, cap) and the seeds each ran."""
+    from minibert.ablation.comparison import Design, Pair
+
+    design = Design([Pair(a, b, m) for a, b, m in pairs], margin=0.01, cap=10, first_seed=first_seed)
+    (folder / "comparisons").mkdir(exist_ok=True)
+    body = {"design": design.to_json(), "looks": {p.label: looks for p in design.pairs}}
+    (folder / "comparisons" / f"{name}.json").write_text(json.dumps(body))
+
+
 @pytest.mark.parametrize("metric", ["val/acc", "val/gap/acc"])  # higher is better; lower is better
 @pytest.mark.parametrize("order", [("p/mlm", "p/span"), ("p/span", "p/mlm")])
-@pytest.mark.parametrize("say_direction", [True, False])  # as compare.py records it, or left to the metric
 def test_a_recorded_comparison_is_on_the_first_screen_with_its_arms_seeds_and_the_arm_it_favours(
-    tmp_path, metric, order, say_direction
+    tmp_path, metric, order
 ):
-    (tmp_path / "comparisons").mkdir()
-    recorded = {"metric": metric, "pairs": [{"a": order[0], "b": order[1], "verdict": "as recorded, not read"}]}
-    if say_direction:
-        recorded["lower_is_better"] = metric == "val/gap/acc"
-    (tmp_path / "comparisons" / "mlm-vs-span.json").write_text(json.dumps(recorded))
+    record(tmp_path, "mlm-vs-span", [(*order, metric)], first_seed=2, looks=5)  # seeds 2-6, both arms ran them
     page = report(tmp_path, arms())
     a, b = (arm.rsplit("/", 1)[-1] for arm in order)
     for kind in ("md", "html"):
         ((text, figure, seeds, verdict),) = sections(page, kind)["The answer"]
-        assert text.startswith(f"{a} vs {b}: {metric}") and "mlm-vs-span" in text
-        assert seeds == "5"  # the seeds both arms ran, not the grid's 10 nor MLM's 7
+        assert text.startswith(f"{a} vs {b}: {metric}") and "mlm-vs-span" in text and "sequential" in text
+        assert seeds == "5"  # the seeds the comparison ran, not the grid's 10 nor MLM's 7
         assert verdict == "span better" and figure.startswith("span better by ")  # span: higher acc, smaller gap
         diff = statistics.fmean(SPAN[s] - MLM[s] for s in SPAN)
         assert figure.startswith(f"span better by {100 * diff:.1f} (")
+    assert re.search(r"decided after [45] seeds", page["md"])  # of seeds 2-6: the first bound needs four
     assert page["md"].index("span better") < page["md"].index("## How it was run")
     assert (tmp_path / "claims.png").read_bytes().startswith(b"\x89PNG")
     assert "![the grid's comparisons, paired by seed](claims.png)" in page["md"]
 
 
 def test_every_answer_row_counts_its_own_arms_seeds(tmp_path):
-    (tmp_path / "comparisons").mkdir()
-    (tmp_path / "comparisons" / "x.json").write_text(json.dumps({"metric": "val/acc", "pairs": [
-        {"a": "p/mlm", "b": "p/other"}, {"a": "p/span", "b": "p/other"}]}))  # fmt: skip
+    record(tmp_path, "x", [("p/mlm", "p/other", "val/acc")], first_seed=0, looks=7)
+    record(tmp_path, "y", [("p/span", "p/other", "val/acc")], first_seed=2, looks=5)
     claims = [Claim("span above mlm", lower=MetricRef("p/mlm", "val/acc"), higher=MetricRef("p/span", "val/acc")),
               Claim("mlm above 50%", value=MetricRef("p/mlm", "val/acc"), at_least=0.5),
               Claim("other at most 60%", value=MetricRef("p/other", "val/acc"), at_most=0.6)]  # fmt: skip

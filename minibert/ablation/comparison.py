@@ -14,8 +14,8 @@ and the dashboard (minibert.report.grid_report) judges a recorded comparison by 
 
 Example:
     >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], margin=0.01, cap=10)
-    >>> design.alpha_each, design.unit
-    (0.05, 'points')
+    >>> design.alpha_for(design.pairs[0]), design.first_look(design.pairs), design.unit
+    (0.05, 4, 'points')
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from minibert.stats.sequential import (
     RobustCheck,
     SequentialVerdict,
     decide,
+    first_bound,
     robust_check,
     sequence,
     split_failures,
@@ -65,6 +66,7 @@ class Pair:
     b: str
     metric: str
     fails_below: float | None = None  # a seed whose A or B value is below this did not learn
+    family: str = ""  # the pairs judged together (Bonferroni): one language of a plug-in's comparison
 
     @property
     def label(self) -> str:
@@ -84,9 +86,21 @@ class Design:
     command: str = ""
     extended_from: list[int] = field(default_factory=list)  # earlier caps, when a comparison was extended
 
+    def alpha_for(self, pair: Pair) -> float:
+        """alpha / K, K the pairs of `pair`'s family."""
+        return self.alpha / sum(p.family == pair.family for p in self.pairs)
+
+    def first_look(self, pairs: list[Pair]) -> int:
+        """The fewest seeds at which any of `pairs` can be decided (minibert.stats.sequential.first_bound)."""
+        return min(first_bound(self.alpha_for(p)) for p in pairs)
+
     @property
-    def alpha_each(self) -> float:
-        return self.alpha / len(self.pairs)
+    def families(self) -> dict[str, int]:
+        """Family -> its number of pairs."""
+        out: dict[str, int] = {}
+        for p in self.pairs:
+            out[p.family] = out.get(p.family, 0) + 1
+        return out
 
     @property
     def unit(self) -> str:
@@ -169,7 +183,7 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             failed = [math.isnan(d) for d in diffs]
         else:
             diffs, failed = _differences(data, pair, design.seeds(n))
-        alpha, widen = _shared_set(data, pair, design.alpha_each)
+        alpha, widen = _shared_set(data, pair, design.alpha_for(pair))
         verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap, alpha,
                          failed, widen) if n else _nothing()  # fmt: skip
         learning = [d for d in diffs if not math.isnan(d)]
@@ -232,9 +246,11 @@ def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None
     """The verdicts as a Markdown table, then each pair's history (its sequence at every look)."""
     unit = design.unit
     proportion = unit == "points"
+    families = "; ".join(f"{name or 'one family'}: {k} pair(s) at alpha {design.alpha / k:.4g} each"
+                         for name, k in design.families.items())  # fmt: skip
     lines = [
-        f"Family of {len(design.pairs)} pair(s), each judged at alpha {design.alpha_each:.4g} (Bonferroni: "
-        f"together at {design.alpha:g}); A − B signed so that > 0 favours A, in {unit}; equivalence margin "
+        f"Pairs judged together (Bonferroni, each family at {design.alpha:g}): {families}. A − B signed so that "
+        f"> 0 favours A, in {unit}; equivalence margin "
         f"±{scaled(design.margin, proportion).lstrip('+')} {unit}; at most {design.cap} seeds per pair "
         f"(first seed {design.first_seed}). The interval is the confidence sequence at the last look, valid at "
         "every look at once (docs/statistics.md).",
@@ -245,8 +261,8 @@ def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None
     for j in judged:
         iv, f = j.interval, j.failures
         failed = "–" if f is None else f"{f.failed} ({100 * f.rate:.0f}%, {100 * f.lo:.0f} to {100 * f.hi:.0f})"
-        stopped = {"sign decided": f"sign decided at seed {j.verdict.look}",
-                   "interval inside ±m": f"inside ±margin at seed {j.verdict.look}",
+        stopped = {"sign decided": f"sign decided after {j.verdict.look} seeds",
+                   "interval inside ±m": f"inside ±margin after {j.verdict.look} seeds",
                    "cap reached": "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
                        j.verdict.reason]  # fmt: skip
         note = ""

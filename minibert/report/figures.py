@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyp
 
 from minibert.atomic_writes import write_atomic  # noqa: E402
 from minibert.report import stats  # noqa: E402
-from minibert.report.query import Diff, Stat  # noqa: E402
+from minibert.report.query import Stat  # noqa: E402
 
 
 def save(fig, path: Path) -> None:
@@ -32,16 +32,17 @@ def _wrap(label: str, width: int = 38) -> str:
     return "\n".join(textwrap.wrap(label, width)) or label
 
 
-def forest(path: Path, rows: list[tuple[str, Diff]], title: str) -> None:
-    """One row per (label, Diff): the difference oriented so that > 0 favours the first arm, in points."""
+def forest(path: Path, rows: list[tuple], title: str) -> None:
+    """One row per (label, Diff) or (label, Diff, decided): the difference oriented so that > 0 favours the first
+    arm, in points; grey where undecided (by `decided` when given and not None, else by the page's verdict)."""
     fig, ax = plt.subplots(figsize=(8.5, 0.62 * len(rows) + 1.3))
-    for i, (_, d) in enumerate(rows):
+    for i, (_, d, *given) in enumerate(rows):
         iv, scale = d.favour, 100 if d.a.proportion else 1
-        decided = stats.sign(iv) != 0  # after the page's Holm adjustment, inside a family
+        decided = given[0] if given and given[0] is not None else stats.sign(iv) != 0  # inside a family: Holm's
         ax.errorbar(scale * iv.mean, i, xerr=[[scale * (iv.mean - iv.lo)], [scale * (iv.hi - iv.mean)]], fmt="o",
                     capsize=3, color="tab:blue" if decided else "tab:gray")  # fmt: skip
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(range(len(rows)), [_wrap(label) for label, _ in rows], fontsize=8)
+    ax.set_yticks(range(len(rows)), [_wrap(row[0]) for row in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(
         "paired difference, points (> 0: the claim holds, or the first-named arm is better);\n"

@@ -22,6 +22,7 @@ from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, stats, table
 from minibert.report.query import Data, Diff
+from minibert.report.stats import Interval
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
                                lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
@@ -46,6 +47,7 @@ class Answer:
     seeds: str
     verdict: str
     diff: Diff | None = None  # for the figure
+    decided: bool | None = None  # for the figure, where the verdict is not the page's (a sequential comparison)
 
 
 def claim_answer(claim: Claim, data: Data) -> Answer:
@@ -74,7 +76,8 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
     """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
-    table by its own sequential rule (minibert.ablation.comparison.judge), over the seeds it ran."""
+    table by its own sequential rule (minibert.ablation.comparison.judge) over the seeds it ran: the figure is
+    the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):
         recorded = json.loads(path.read_text())
@@ -82,13 +85,25 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
         for j in comparison.judge(data, design, recorded["looks"], recorded.get("diffs")):
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
             metric, category = table.split(j.pair.metric)
-            d = data.diff(metric, {"experiment": j.pair.a}, {"experiment": j.pair.b}, category)
-            when = {"sign decided": f", decided at seed {j.verdict.look}", "interval inside ±m":
-                    f", inside the margin at seed {j.verdict.look}"}.get(j.verdict.reason, "")  # fmt: skip
-            figure = comparison.say(j, a, b)
-            answers.append(Answer(f"{a} vs {b}: {j.pair.metric} (`comparisons/{path.stem}`; sequential, "
-                                  f"{len(design.pairs)} pair(s))", figure, f"{j.looks}{when}",
-                                  j.words(design.margin, a, b), d))  # fmt: skip
+            sa, sb = (data.find(metric, category, experiment=e) for e in (j.pair.a, j.pair.b))
+            if sa is None or sb is None:
+                continue
+            lower = comparison.lower_is_better(j.pair.metric)
+            iv = j.interval
+            measured = Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if lower else iv
+            d = Diff(sa, sb, measured, lower)
+            side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
+            scale = 100 if sa.proportion else 1
+            if side:
+                better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+                figure = f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
+            else:
+                figure = f"undecided: {stats.fmt(iv, scale, signed=True)} in {a}'s favour"
+            when = {"sign decided": f"; decided after {j.verdict.look} seeds", "interval inside ±m":
+                    f"; inside the margin after {j.verdict.look} seeds"}.get(j.verdict.reason, "")  # fmt: skip
+            label = (f"{a} vs {b}: {j.pair.metric} (`comparisons/{path.stem}`; sequential, {len(design.pairs)} "
+                     f"pair(s){when})")  # fmt: skip
+            answers.append(Answer(label, figure, str(j.looks), j.words(design.margin, a, b), d, side != 0))
     return answers
 
 
@@ -222,7 +237,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     answers += compare_answers(out, data)
     written = []
     figure = ""
-    if drawn := [(a.text.replace("`", ""), a.diff) for a in answers if a.diff is not None]:  # labels as prose
+    if drawn := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
         if not check:
             with stats.family(judged):
                 figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")

@@ -45,7 +45,8 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                verdict=stats.verdict, comparison=self.comparison)  # fmt: skip
+                                verdict=stats.verdict, comparison=self.comparison, families=self.families)  # fmt: skip
+        self.judged: dict[str, stats.Family] = {}
 
     @functools.cache  # noqa: B019 (one renderer per build; each table read once)
     def grid(self, name: str) -> Data:
@@ -56,7 +57,13 @@ class Renderer:
         return comparison.recorded(self.root / grid_dir(name), record, self.grid(name))
 
     def templates(self) -> list[Path]:
-        return sorted(p.relative_to(self.root / PAGES) for p in (self.root / PAGES).rglob("*.j2"))
+        """Every page's template, the README last (it quotes what the other pages' corrections changed)."""
+        found = [p.relative_to(self.root / PAGES) for p in (self.root / PAGES).rglob("*.j2")]
+        return sorted(found, key=lambda p: (p.name == "README.md.j2", p))
+
+    def families(self) -> list[tuple[str, stats.Family]]:
+        """(page, its family of verdicts) of every page rendered so far, in order."""
+        return list(self.judged.items())
 
     def render(self, template: Path) -> tuple[Path, str]:
         """(page path, its text); figures the page declares are written beside it as it renders.
@@ -82,6 +89,7 @@ class Renderer:
         with stats.family(judged):
             source.render(forest=forest, lines=lines)
         size = judged.freeze()
+        self.judged[template.with_suffix("").as_posix()] = judged
         drawing[0] = True
         with stats.family(judged):
             text = source.render(forest=forest, lines=lines)

@@ -160,6 +160,20 @@ def _sequence(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.n
     return mean, mean - half, mean + half
 
 
+def first_bound(alpha: float = ALPHA) -> int:
+    """The fewest seeds at which the sequence at `alpha` has a finite bound (c < k in `sequence`): 4 at 0.05,
+    5 at 0.0125 (four arms), 6 at 0.05 / 15. No verdict is possible before it, so a comparison runs that many
+    seeds before its first look.
+
+    >>> first_bound(0.05), first_bound(0.05 / 4), first_bound(0.05 / 15)
+    (4, 5, 6)
+    """
+    n = 2
+    while not (math.sqrt(1 + n * PRIOR_VARIANCE) / alpha) ** (2 / n) < 1 + n * PRIOR_VARIANCE:
+        n += 1
+    return n
+
+
 def bounds(diffs: Sequence[float] | np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) of the confidence sequence after each look, over the last axis of `diffs` (..., N)."""
     _, lo, hi = _sequence(np.asarray(diffs, float), alpha)
