@@ -17,14 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 GAP, MLM, SPAN = "val/gap/acc", "dyck/pretrain/mlm", "dyck/pretrain/span"
 
 
-def test_the_readme_is_what_its_template_renders_from_the_committed_tables():
-    path, text = Renderer(ROOT).render(Path("README.md.j2"))
-    assert path == ROOT / "README.md"
-    assert text == path.read_text(), (
-        "README.md is stale or edited by hand: edit configs/pages/README.md.j2, then run python -m minibert.report"
-    )
-
-
 def winner_on_span_masking(text: str) -> str:
     """The arm the README's first Dyck comparison names: '... MLM against span masking on the gap, X better by'."""
     found = re.search(r"MLM against span masking on the gap,\s+(.+?) better by", text)

@@ -275,7 +275,12 @@ def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None
         lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {scaled(iv.mean, proportion, True)} "
                      f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
                      f"{failed} | {j.words(design.margin)}{note} | {stopped} |")  # fmt: skip
-    lines += ["", "History: the sequence after each seed (learning seeds only; no bound before 4 of them).", ""]
+    lines += [
+        "",
+        f"History: the sequence after each seed (learning seeds only; the first bound after "
+        f"{design.first_look(design.pairs)}).",
+        "",
+    ]
     for j in judged:
         steps = ", ".join(f"{k + 1}: {scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}"
                           for k, iv in enumerate(j.history) if not math.isinf(iv.lo))  # fmt: skip

@@ -83,11 +83,22 @@ def _clean(values: Sequence[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and not math.isnan(v)]
 
 
+def variance(values: Sequence[float]) -> float:
+    """The sample variance (n - 1), in floats: `statistics.variance` computes it in exact fractions, which a
+    report asking thousands of intervals pays for in seconds.
+
+    >>> variance([0.1, 0.2, 0.3]) == statistics.variance([0.1, 0.2, 0.3])
+    True
+    """
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
 def _seed_term(values: list[float]) -> tuple[float, float]:
     """(s^2 / S, its degrees of freedom S - 1); (0, inf) for one value (no seed spread can be estimated)."""
     if len(values) < 2:
         return 0.0, math.inf
-    var = statistics.variance(values)
+    var = variance(values)
     return (var if var > 1e-15 else 0.0) / len(values), len(values) - 1  # float noise of equal values is 0
 
 
@@ -133,7 +144,7 @@ def seed_interval(values: Sequence[float]) -> tuple[float, float]:
     mean = statistics.fmean(values)
     if len(values) < 2:
         return mean, math.nan
-    return mean, t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, t95(len(values) - 1) * math.sqrt(variance(values)) / math.sqrt(len(values))
 
 
 def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interval:

@@ -38,7 +38,7 @@ def forest(path: Path, rows: list[tuple], title: str) -> None:
     fig, ax = plt.subplots(figsize=(8.5, 0.62 * len(rows) + 1.3))
     for i, (_, d, *given) in enumerate(rows):
         iv, scale = d.favour, 100 if d.a.proportion else 1
-        decided = given[0] if given and given[0] is not None else stats.sign(iv) != 0  # inside a family: Holm's
+        decided = given[0] if given and given[0] is not None else stats.sign(iv, d.family) != 0  # its grid's Holm
         ax.errorbar(scale * iv.mean, i, xerr=[[scale * (iv.mean - iv.lo)], [scale * (iv.hi - iv.mean)]], fmt="o",
                     capsize=3, color="tab:blue" if decided else "tab:gray")  # fmt: skip
     ax.axvline(0, color="black", lw=0.8)

@@ -69,9 +69,10 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
     high = data.stat(*table.split(claim.higher.metric), experiment=claim.higher.experiment)
     low = data.stat(*table.split(claim.lower.metric), experiment=claim.lower.experiment)
     shared = high.shared and low.shared
-    d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False)
+    d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False,
+             data.family)  # fmt: skip
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
-    return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d)
+    return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
 
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
@@ -137,10 +138,9 @@ def against_reference(grid: Grid, data: Data) -> Section | None:
 
 def details(data: Data, experiment: str) -> Section:
     """Every accuracy and category of one experiment, with its question count."""
-    data = data.of(experiment=experiment)
-    rows, seen = [], data.frame
+    rows = []
     measure = accuracies.measure("accuracy")
-    for (metric, category), _ in seen.groupby(["metric", "category"], sort=False):
+    for metric, category in data.figures(experiment):
         s = data.stat(metric, category, experiment=experiment)
         accuracy = accuracies.parse(metric) is not None
         label = measure.label(category) if category else "all" if accuracy else ""
@@ -222,25 +222,32 @@ def other_grids(out: Path) -> list[dict[str, str]]:
     return grids
 
 
+def claims_of(grid: Grid, data: Data) -> list[Claim]:
+    """The grid's claims whose experiments its table holds."""
+    return [c for c in grid.claims if c.experiments() <= set(data.experiments())]
+
+
+def collect(grid: Grid, data: Data) -> None:
+    """Ask the grid's claims of its table, so that their verdicts join its family (stats.Family) before it is
+    frozen."""
+    for claim in claims_of(grid, data):
+        claim_answer(claim, data)
+
+
 def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None) -> list[Path]:
     """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv` (or `data`,
     that table already read); returns the files whose text changed (with `check`, none is written)."""
     out = Path(out)
     data = Data.load(out) if data is None else data
-    claims = [c for c in grid.claims if c.experiments() <= set(data.experiments())]
-    judged = stats.Family()  # the claims hold together: Holm over them (a comparison carries its own control)
-    with stats.family(judged):
-        [claim_answer(c, data) for c in claims]
-    family_size = judged.freeze()
-    with stats.family(judged):
-        answers = [claim_answer(c, data) for c in claims]
-    answers += compare_answers(out, data)
+    if not data.family.frozen:  # alone (not in a build of every page): the grid's own claims are its family
+        collect(grid, data)
+        data.family.freeze()
+    answers = [claim_answer(c, data) for c in claims_of(grid, data)] + compare_answers(out, data)
     written = []
     figure = ""
     if drawn := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
         if not check:
-            with stats.family(judged):
-                figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
+            figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
         figure = "claims.png"
     reference = against_reference(grid, data)
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
@@ -249,7 +256,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
-               "family": family_size}  # fmt: skip
+               "family": data.family.summary()}  # fmt: skip
     for name in ("ablation.md", "dashboard.html"):
         text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
         if not (out / name).is_file() or (out / name).read_text() != text:

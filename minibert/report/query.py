@@ -88,6 +88,7 @@ class Diff(_Interval):
     b: Stat
     interval: Interval  # A - B, as measured
     lower_is_better: bool
+    family: stats.Family | None = None  # its grid's verdicts, held together (stats.Family)
 
     @property
     def favour(self) -> Interval:
@@ -96,14 +97,14 @@ class Diff(_Interval):
         return Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if self.lower_is_better else iv
 
     def verdict(self, a: str = "A", b: str = "B", margin: float | None = None) -> str:
-        return stats.verdict(self.favour, margin, a, b)
+        return stats.verdict(self.favour, margin, a, b, self.family)
 
     def say(self, a: str = "A", b: str = "B") -> str:
         """'A better by 22.1 (21.1 to 23.1)' in points: the winner named by the interval's sign, or
         'undecided: A − B = +0.4 (−1.2 to 2.0)'."""
         scale = 100 if self.a.proportion else 1
         iv = self.favour
-        if side := stats.sign(iv):
+        if side := stats.sign(iv, self.family):
             better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
             return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
         return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
@@ -119,8 +120,9 @@ class Diff(_Interval):
 class Data:
     """One grid's table, with how it was made (`<out>/run.json`: command, date, machine, wall time)."""
 
-    def __init__(self, frame: pd.DataFrame, made: dict | None = None, out: str = ""):
+    def __init__(self, frame: pd.DataFrame, made: dict | None = None, out: str = "", family=None):
         self.frame, self.made, self.out = frame, made or {}, out
+        self.family = family or stats.Family(Path(out).as_posix() if out else "")  # every Diff drawn from it
 
     @classmethod
     def load(cls, out: str | Path) -> Data:
@@ -160,6 +162,18 @@ class Data:
                 counts.append(float(n))
             val_seeds.add(None if vs != vs else vs)
         return cells
+
+    @functools.cached_property
+    def _keys_of(self) -> dict[str, list[tuple[str, str]]]:
+        """experiment -> its (metric, category) pairs, in the table's order."""
+        keys: dict[str, list[tuple[str, str]]] = {}
+        for e, m, c in self._cells:
+            keys.setdefault(e, []).append((m, c))
+        return keys
+
+    def figures(self, experiment: str) -> list[tuple[str, str]]:
+        """Every (metric, category) the table holds for `experiment`, in its order."""
+        return self._keys_of.get(experiment, [])
 
     @functools.cached_property
     def _columns_of(self) -> dict[str, dict[str, Any]]:
@@ -208,7 +222,7 @@ class Data:
 
     def of(self, **where: Any) -> Data:
         """The same grid narrowed to the selected rows (a page asking many questions of one experiment)."""
-        return Data(self.rows(**where), self.made, self.out)
+        return Data(self.rows(**where), self.made, self.out, self.family)
 
     def diff(self, metric: str, a: dict, b: dict, category: str = "", lower_is_better: bool | None = None) -> Diff:
         """A - B on `metric`, paired by seed; `a`, `b`: selections as for `stat`."""
@@ -217,7 +231,7 @@ class Data:
         nb = sb.n if sa.shared and sb.shared else None
         iv = stats.paired(sa.values, sb.values, na, nb)
         lower = bool(LOWER_IS_BETTER.search(metric)) if lower_is_better is None else lower_is_better
-        return Diff(sa, sb, iv, lower)
+        return Diff(sa, sb, iv, lower, self.family)
 
     def between(self, a: str, b: str, category: str = "", **where: Any) -> Diff:
         """Metric `a` - metric `b` of one experiment, paired by seed: e.g. the Bayes predictor's accuracy minus
@@ -225,7 +239,7 @@ class Data:
         sa, sb = self.stat(a, category, **where), self.stat(b, category, **where)
         shared = sa.shared and sb.shared
         iv = stats.paired(sa.values, sb.values, sa.n if shared else None, sb.n if shared else None)
-        return Diff(sa, sb, iv, False)
+        return Diff(sa, sb, iv, False, self.family)
 
     def total(self, metric: str = "wall_time_s", **where: Any) -> float:
         """The sum of `metric` over the selected runs (e.g. their own wall time)."""

@@ -19,7 +19,7 @@ Undefined names are errors (StrictUndefined), so a renamed column breaks the bui
 from __future__ import annotations
 
 import argparse
-import functools
+import os
 import sys
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from minibert.ablation import comparison
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, grid_report, stats
 from minibert.report.query import Data, QueryError, markdown_table
-from minibert.report.table import FILE, grid_of_table
+from minibert.report.table import FILE
 
 PAGES = Path("configs/pages")
 
@@ -39,6 +39,10 @@ def grid_dir(name: str) -> str:
 
 
 class Renderer:
+    """Renders pages over the grids' tables, each table read once. Verdicts drawn from one table share its
+    family (stats.Family): `build` lets every dashboard and page ask its questions first, then freezes the
+    families and renders; a page rendered alone first asks its own."""
+
     def __init__(self, root: str | Path = "."):
         self.root = Path(root)
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(self.root / PAGES)),
@@ -46,68 +50,96 @@ class Renderer:
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families)  # fmt: skip
-        self.judged: dict[str, stats.Family] = {}
+        self.tables: dict[Path, Data] = {}
+        self.touched: set[Path] = set()  # the tables the page being rendered reads
+        self.frozen = False
 
-    @functools.cache  # noqa: B019 (one renderer per build; each table read once)
+    def data(self, folder: Path) -> Data:
+        """The table in `folder`, read once; its family is named by the folder, relative to the repository."""
+        folder = Path(folder).resolve()
+        if folder not in self.tables:
+            self.tables[folder] = Data.load(folder)
+            self.tables[folder].family.name = os.path.relpath(folder, self.root.resolve())
+        self.touched.add(folder)
+        return self.tables[folder]
+
     def grid(self, name: str) -> Data:
-        return Data.load(self.root / grid_dir(name))
+        return self.data(self.root / grid_dir(name))
 
     def comparison(self, name: str, record: str) -> comparison.Recorded:
         """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""
-        return comparison.recorded(self.root / grid_dir(name), record, self.grid(name))
+        folder = self.root / grid_dir(name)
+        if not (folder / "comparisons" / f"{record}.json").is_file():
+            raise QueryError(f"no comparison {record!r} recorded in {grid_dir(name)}/comparisons/")
+        return comparison.recorded(folder, record, self.grid(name))
 
     def templates(self) -> list[Path]:
-        """Every page's template, the README last (it quotes what the other pages' corrections changed)."""
+        """Every page's template, the README last."""
         found = [p.relative_to(self.root / PAGES) for p in (self.root / PAGES).rglob("*.j2")]
         return sorted(found, key=lambda p: (p.name == "README.md.j2", p))
 
-    def families(self) -> list[tuple[str, stats.Family]]:
-        """(page, its family of verdicts) of every page rendered so far, in order."""
-        return list(self.judged.items())
+    def families(self) -> list[stats.Family]:
+        """The family of every table read that judged a paired comparison, by folder."""
+        return sorted((d.family for d in self.tables.values() if d.family.p), key=lambda f: f.name)
 
-    def render(self, template: Path) -> tuple[Path, str]:
-        """(page path, its text); figures the page declares are written beside it as it renders.
+    def freeze(self) -> None:
+        for d in self.tables.values():
+            if not d.family.frozen:
+                d.family.freeze()
 
-        A page renders twice: once to collect every paired comparison it judges, once to write it with their
-        verdicts held together by Holm's step-down (`stats.Family`); a page that judged any says so at its end."""
+    def _render(self, template: Path, drawing: bool) -> tuple[Path, str]:
         page = self.root / template.with_suffix("")
         here = page.parent
-        drawing = [False]
 
         def forest(name, rows, title):
-            if drawing[0]:
+            if drawing:
                 figures.forest(here / name, rows, title)
             return f"![{title}]({name})"
 
         def lines(name, series, xlabel, ylabel, title, logx=False):
-            if drawing[0]:
+            if drawing:
                 figures.lines(here / name, series, xlabel, ylabel, title, logx)
             return f"![{title}]({name})"
 
-        source = self.env.get_template(template.as_posix())
-        judged = stats.Family()
-        with stats.family(judged):
-            source.render(forest=forest, lines=lines)
-        size = judged.freeze()
-        self.judged[template.with_suffix("").as_posix()] = judged
-        drawing[0] = True
-        with stats.family(judged):
-            text = source.render(forest=forest, lines=lines)
-        if size and page.suffix == ".md":
-            text = text.rstrip("\n") + "\n\n" + stats.family_note(judged) + "\n"
+        self.touched = set()
+        return page, self.env.get_template(template.as_posix()).render(forest=forest, lines=lines)
+
+    def ask(self, template: Path) -> None:
+        """Render a page without writing anything, so that its questions join their tables' families."""
+        self._render(template, drawing=False)
+
+    def render(self, template: Path) -> tuple[Path, str]:
+        """(page path, its text); figures the page declares are written beside it as it renders. A page that
+        judged any paired comparison ends with a line naming the families its verdicts are held in."""
+        if not self.frozen:  # rendered alone: its own questions make its tables' families
+            self.ask(template)
+            self.freeze()
+        page, text = self._render(template, drawing=True)
+        families = [self.tables[f].family for f in sorted(self.touched) if self.tables[f].family.p]
+        if families and page.suffix == ".md":
+            text = text.rstrip("\n") + "\n\n" + stats.family_note(families) + "\n"
         return page, text
 
 
 def build(root: str | Path = ".", check: bool = False) -> list[Path]:
     """Render every grid's own report and every declared page; returns the pages written, or with `check`
-    those whose text would change."""
+    those whose text would change. Every dashboard and page asks its questions first, so that each table's
+    verdicts are held together across all of them (stats.Family)."""
     renderer, changed = Renderer(root), []
-    for table in sorted(Path(root).glob(f"results/**/{FILE}")):  # each table read once, for its report and pages
-        name = grid_of_table(table.parent)
-        out, grid = table.parent, grid_report.grid_of(table.parent, root)
-        data = renderer.grid(name) if Path(root) / grid_dir(name) == out else Data.load(out)
-        changed += grid_report.write(out, grid, check=check, data=data)
-    for template in renderer.templates():
+    grids = [(t.parent, grid_report.grid_of(t.parent, root)) for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
+    templates = renderer.templates()
+    try:
+        for out, grid in grids:
+            grid_report.collect(grid, renderer.data(out))
+        for template in templates:
+            renderer.ask(template)
+    except (QueryError, jinja2.TemplateError) as err:
+        raise SystemExit(f"minibert.report: error: {err}") from None
+    renderer.freeze()
+    renderer.frozen = True
+    for out, grid in grids:
+        changed += grid_report.write(out, grid, check=check, data=renderer.data(out))
+    for template in templates:
         try:
             page, text = renderer.render(template)
         except (QueryError, jinja2.TemplateError) as err:

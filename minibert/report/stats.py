@@ -17,11 +17,9 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import math
 import statistics
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from scipy import stats as scipy_stats
 
@@ -34,10 +32,10 @@ from minibert.ablation.intervals import (
     difference_interval,
     reference_difference,
     t95,
+    variance,
 )
 
-__all__ = ["NAN", "Interval", "Family", "family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number",
-           "sd"]  # fmt: skip
+__all__ = ["NAN", "Interval", "Family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number", "sd"]
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
@@ -51,7 +49,7 @@ def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> I
     mean = statistics.fmean(clean)
     if len(clean) < 2:
         return Interval(mean, mean, mean, 1)
-    half = t95(len(clean) - 1) * statistics.stdev(clean) / math.sqrt(len(clean))
+    half = t95(len(clean) - 1) * math.sqrt(variance(clean)) / math.sqrt(len(clean))
     return Interval(mean, mean - half, mean + half, len(clean), len(clean) - 1)
 
 
@@ -81,7 +79,7 @@ def sd(values: Mapping[int, float]) -> float:
     (0.1, nan)
     """
     clean = [v for v in values.values() if not math.isnan(v)]
-    return statistics.stdev(clean) if len(clean) > 1 else math.nan
+    return math.sqrt(variance(clean)) if len(clean) > 1 else math.nan
 
 
 def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float | None) -> Interval:
@@ -100,33 +98,44 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
 
 
 class Family:
-    """The paired comparisons one page decides, held jointly by Holm's step-down (Holm, Scand. J. Statist.
-    1979): a page renders twice, first collecting every interval it judges (`collect`), then deciding with
-    their p-values adjusted together, so the page's "A better" verdicts hold together at 95% however many it
-    shows. The p-value of an interval is its t-test's: |mean| over the standard error its half-width implies,
-    on its degrees of freedom. Intervals are shown as they are (each 95%); only the verdicts are adjusted.
+    """The paired comparisons drawn from one grid's table, held together by Holm's step-down (Holm, Scand. J.
+    Statist. 1979). The report renders twice: first every dashboard and page asks its questions (`sign`
+    records each interval's p-value), then `freeze` adjusts them together and every verdict is read again. So
+    the "A better" verdicts drawn from one table hold together at 95% however many pages show them, and two
+    pages that quote one comparison say the same of it. The p-value of an interval is its t-test's: |mean| over
+    the standard error its half-width implies, on its degrees of freedom. Intervals are shown as they are (each
+    95%); only the verdicts are adjusted.
 
-    >>> f = Family()  # two intervals that each exclude 0 (p = 0.03 and 0.04), but not both at 95% together
+    >>> f = Family("g")  # two intervals that each exclude 0 (p = 0.03 and 0.04), but not both at 95% together
     >>> ivs = [Interval(0.03, 0.003, 0.057, 30, 29.0), Interval(0.02, 0.001, 0.039, 30, 29.0)]
     >>> [f.sign(iv) for iv in ivs], f.freeze(), [f.sign(iv) for iv in ivs]
     ([1, 1], 2, [0, 0])
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "") -> None:
+        self.name = name
         self.p: dict[tuple, float] = {}
         self.holds: set[tuple] | None = None  # None while collecting
+
+    @property
+    def frozen(self) -> bool:
+        return self.holds is not None
 
     @staticmethod
     def key(iv: Interval) -> tuple:
         return tuple(round(float(x), 12) for x in (iv.mean, iv.lo, iv.hi, iv.df))
 
     def sign(self, iv: Interval) -> int:
-        """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0."""
+        """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0.
+        One not asked while collecting is held to Bonferroni's alpha / (K + 1) beside the K that were."""
         side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
+        key = self.key(iv)
         if self.holds is None:
-            self.p[self.key(iv)] = p_value(iv)
+            self.p[key] = p_value(iv)
             return side
-        return side if self.key(iv) in self.holds else 0
+        if key in self.p:
+            return side if key in self.holds else 0
+        return side if p_value(iv) <= 0.05 / (len(self.p) + 1) else 0
 
     def freeze(self, alpha: float = 0.05) -> int:
         """Decide: Holm's step-down over the collected p-values; returns the family's size."""
@@ -138,27 +147,18 @@ class Family:
             self.holds.add(key)
         return len(ordered)
 
-
-_FAMILY: contextvars.ContextVar[Family | None] = contextvars.ContextVar("family", default=None)
-
-
-@contextlib.contextmanager
-def family(f: Family) -> Iterator[Family]:
-    """Judge every verdict inside the block as one family (see `Family`)."""
-    token = _FAMILY.set(f)
-    try:
-        yield f
-    finally:
-        _FAMILY.reset(token)
+    def summary(self) -> str:
+        """'3 of 54 decided (27 one by one)': what Holm decided, and what each interval alone would have."""
+        alone = sum(p < 0.05 for p in self.p.values())
+        return f"{len(self.holds or ())} of {len(self.p)} decided ({alone} one by one)"
 
 
-def family_note(f: Family) -> str:
-    """The line a page ends with: how many paired comparisons it judged, how many Holm decided, and how many
-    more each interval alone would have decided (what the correction changed)."""
-    alone = sum(p < 0.05 for p in f.p.values())
-    return (f"<sub>Verdicts on this page hold together at 95%: Holm's step-down over the {len(f.p)} paired "
-            f"comparisons it judges decides {len(f.holds)}; read one by one, their intervals would decide {alone}. "
-            "Each interval is shown at 95% on its own (docs/statistics.md).</sub>")  # fmt: skip
+def family_note(families: list[Family]) -> str:
+    """The line a page ends with: for each grid it quotes, the family its verdicts are held in."""
+    each = "; ".join(f"{f.name}: {f.summary()}" for f in families)
+    return (f"<sub>Verdicts hold together at 95% with every other verdict drawn from the same grid's table (Holm's "
+            f"step-down over each grid's paired comparisons, on every page): {each}. Each interval is shown at 95% "
+            "on its own (docs/statistics.md).</sub>")  # fmt: skip
 
 
 def p_value(iv: Interval) -> float:
@@ -171,22 +171,21 @@ def p_value(iv: Interval) -> float:
     return float(2 * scipy_stats.t.sf(t, df)) if not math.isinf(df) else float(2 * scipy_stats.norm.sf(t))
 
 
-def sign(iv: Interval) -> int:
-    """+1 when the interval of A - B (oriented so that > 0 favours A) decides for A, -1 for B, 0 undecided; inside
-    a `family`, after Holm's adjustment over the page."""
-    f = _FAMILY.get()
-    if f is None or math.isnan(iv.mean):
+def sign(iv: Interval, family: Family | None = None) -> int:
+    """+1 when the interval of A - B (oriented so that > 0 favours A) decides for A, -1 for B, 0 undecided; in a
+    grid's `family`, after Holm's adjustment over it."""
+    if family is None or math.isnan(iv.mean):
         return 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
-    return f.sign(iv)
+    return family.sign(iv)
 
 
-def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B") -> str:
-    """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero (inside
-    a `family`, after Holm's adjustment), 'equivalent within ±m' when it lies inside (-margin, margin), else
-    'undecided'."""
+def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B", family: Family | None = None) -> str:
+    """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero (in a
+    grid's `family`, after Holm's adjustment), 'equivalent within ±m' when it lies inside (-margin, margin),
+    else 'undecided'."""
     if math.isnan(iv.mean):
         return "no data"
-    side = sign(iv)
+    side = sign(iv, family)
     if side > 0:
         return f"{a} better"
     if side < 0:
