@@ -9,7 +9,6 @@ per experiment, then each experiment's categories behind a toggle (in Markdown: 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -52,15 +51,18 @@ class Answer:
 
 def claim_answer(claim: Claim, data: Data) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
-    value's interval against its bounds. Holds when the whole interval is on the claimed side."""
+    value's interval against its bounds, each bound a test of value - bound (or bound - value) in the table's
+    family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family)."""
     if claim.value is not None:
         metric, category = table.split(claim.value.metric)
         s = data.stat(metric, category, experiment=claim.value.experiment)
         scale = 100 if s.proportion else 1
-        lo = -math.inf if claim.at_least is None else claim.at_least
-        hi = math.inf if claim.at_most is None else claim.at_most
-        holds = lo <= s.interval.lo and s.interval.hi <= hi
-        fails = s.interval.hi < lo or s.interval.lo > hi
+        iv = s.interval
+        sides = [stats.sign(Interval(iv.mean - b, iv.lo - b, iv.hi - b, iv.seeds, iv.df), data.family)
+                 for b in [claim.at_least] if b is not None]  # fmt: skip
+        sides += [stats.sign(Interval(b - iv.mean, b - iv.hi, b - iv.lo, iv.seeds, iv.df), data.family)
+                  for b in [claim.at_most] if b is not None]  # fmt: skip
+        holds, fails = all(x > 0 for x in sides), any(x < 0 for x in sides)
         bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
                              if b is not None)  # fmt: skip
         verdict = "holds" if holds else "fails" if fails else "undecided"
