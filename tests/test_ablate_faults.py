@@ -103,8 +103,11 @@ def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_th
     first["overrides"] = {**first["overrides"], "trainer.max_steps": 600, "trainer.val_check_interval": 600}
     grid.write_text(yaml.safe_dump(spec, sort_keys=False))
     args = ["--grid", str(grid), "--out", str(out), "--only", "pretrain/*", "--seeds", "1", "--workers", "1"]
+    # SIGINT as a terminal delivers it, even when pytest itself was started in the background (where a shell
+    # leaves SIGINT ignored, and a child inherits that)
     proc = subprocess.Popen([sys.executable, "scripts/ablate.py", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     deadline = time.monotonic() + 120
     while not list(out.glob("runs/*/*/*/run.log")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
