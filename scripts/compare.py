@@ -190,25 +190,29 @@ def estimate(timing: dict, pairs: list[Pair], workers: int, tables: list[Path]) 
     """Seconds one seed of every arm takes with `workers` runs at a time: each arm's wall time in the first of
     `tables` (grid results folders: this --out, then the grid's committed one) that ran it, or for a plug-in's
     language its `timing` grid's arm of that name (the new arm priced as MLM, run at the same FLOP budget)."""
+    read: dict[Path, Data | None] = {}  # each table read once
+
+    def times(folder: Path, arm: str) -> float | None:
+        if folder not in read:
+            read[folder] = Data.load(folder) if (folder / FILE).is_file() else None
+        return None if read[folder] is None else _run_time(read[folder], arm)
+
     total = 0.0
     for arm in sorted({p.a for p in pairs} | {p.b for p in pairs}):
-        times = next((t for t in (_own_times(folder, arm) for folder in tables) if t is not None), None)
+        seconds = next((t for t in (times(folder, arm) for folder in tables) if t is not None), None)
         language, _, name = arm.partition("/finetune/")
-        if times is None and (t := timing.get(language)) is not None:
+        if seconds is None and (t := timing.get(language)) is not None:
             shipped = "mlm" if name.removesuffix("-full") == t["new"] else name.removesuffix("-full")
-            times = _own_times(ROOT / "results" / t["grid"], t["finetune"].format(arm=shipped))
-        if times is None:
+            seconds = times(ROOT / "results" / t["grid"], t["finetune"].format(arm=shipped))
+        if seconds is None:
             return None
-        total += times
+        total += seconds
     return total / workers
 
 
-def _own_times(folder: Path, arm: str) -> float | None:
-    """Mean wall time of `arm` in the grid table of `folder` (with its pre-training run's, for a fine-tuning
-    arm named `<x>/finetune/<y>-full` after `<x>/pretrain/<y>`), or None where it never ran."""
-    if not (folder / FILE).is_file():
-        return None
-    data = Data.load(folder)
+def _run_time(data: Data, arm: str) -> float | None:
+    """Mean wall time of `arm` in a grid's table (with its pre-training run's, for a fine-tuning arm named
+    `<x>/finetune/<y>-full` after `<x>/pretrain/<y>`), or None where it never ran."""
     found = data.find("wall_time_s", experiment=arm)
     if found is None:
         return None
@@ -314,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         data = Data.load(out) if (out / FILE).is_file() else None
         judged = judge(data, design, looks) if data is not None else []
         open_pairs = [p for p in pairs if looks.get(p.label, 0) < cap and not any(
-            j.pair == p and j.decided and j.looks > 0 for j in judged)]  # fmt: skip
+            j.pair == p and j.stopped and j.looks > 0 for j in judged)]  # fmt: skip
         if judged:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "

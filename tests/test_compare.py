@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minibert.ablation.comparison import Design, Pair, judge, say
+from minibert.ablation.comparison import Design, Pair, as_diff, judge
 from minibert.report import table
 from minibert.report.query import Data
 
@@ -106,9 +106,10 @@ def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str
 def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_that_seed(tmp_path):
     a = {s: 0.80 + 0.01 * (s % 3) for s in range(10)}
     b = {s: 0.58 + 0.01 * (s % 2) for s in range(10)}
-    (j,) = judge(_table(tmp_path, a, b), Design([Pair("x/a", "x/b", "val/acc")], 0.01, 10), {"x/a vs x/b: val/acc": 10})
+    data = _table(tmp_path, a, b)
+    (j,) = judge(data, Design([Pair("x/a", "x/b", "val/acc")], 0.01, 10), {"x/a vs x/b: val/acc": 10})
     assert j.verdict.verdict == "A better" and j.verdict.look == 4  # 22 points, seeds 1 point apart: at once
-    assert say(j, "a", "b").startswith("a better by 22.40 (")
+    assert as_diff(data, j).say("a", "b").startswith("a better by 22.4 (")
     # lower is better on a gap: the same numbers favour B
     (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 10),
                  {"x/a vs x/b: val/gap/acc": 10})  # fmt: skip

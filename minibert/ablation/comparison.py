@@ -28,6 +28,9 @@ from pathlib import Path
 
 from minibert.ablation import accuracies
 from minibert.atomic_writes import write_atomic
+from minibert.report.query import LOWER_IS_BETTER, Data, Diff
+from minibert.report.stats import Interval
+from minibert.report.table import split
 from minibert.stats.sequential import (
     ALPHA,
     FailureSplit,
@@ -40,7 +43,6 @@ from minibert.stats.sequential import (
     split_failures,
 )
 
-LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -145,7 +147,8 @@ class Judged:
     robust: RobustCheck | None
 
     @property
-    def decided(self) -> bool:
+    def stopped(self) -> bool:
+        """Decided, inside the margin, or at the cap: no more seeds for this pair."""
         return self.verdict.reason != "below the cap"
 
     @property
@@ -165,9 +168,9 @@ class Judged:
         return v.replace("A better", f"{a} better").replace("B better", f"{b} better")
 
 
-def values(data, experiment: str, metric: str) -> dict[int, float]:
+def values(data: Data, experiment: str, metric: str) -> dict[int, float]:
     """{seed: value} of one experiment's metric in a grid's table (minibert.report.query.Data)."""
-    found = data.find(*_split(metric), experiment=experiment)
+    found = data.find(*split(metric), experiment=experiment)
     return {} if found is None else found.values
 
 
@@ -202,17 +205,11 @@ def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
     shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error."""
     from scipy.stats import norm
 
-    a, b = (data.find(*_split(pair.metric), experiment=e) for e in (pair.a, pair.b))
+    a, b = (data.find(*split(pair.metric), experiment=e) for e in (pair.a, pair.b))
     if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
         return alpha, 0.0
     se = math.sqrt(a.mean * (1 - a.mean) / a.n + b.mean * (1 - b.mean) / b.n)
     return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
-
-
-def _split(metric: str) -> tuple[str, str]:
-    from minibert.report.table import split  # the report imports this module
-
-    return split(metric)
 
 
 def _differences(data, pair: Pair, seeds: list[int]) -> tuple[list[float], list[bool]]:
@@ -242,7 +239,7 @@ def scaled(x: float, proportion: bool, signed: bool = False) -> str:
     return f"{100 * x if proportion else x:{'+' if signed else ''}.2f}"
 
 
-def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None = None) -> list[str]:
+def table(design: Design, judged: list[Judged]) -> list[str]:
     """The verdicts as a Markdown table, then each pair's history (its sequence at every look)."""
     unit = design.unit
     proportion = unit == "points"
@@ -285,28 +282,19 @@ def table(design: Design, judged: list[Judged], minutes: dict[str, float] | None
         steps = ", ".join(f"{k + 1}: {scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}"
                           for k, iv in enumerate(j.history) if not math.isinf(iv.lo))  # fmt: skip
         lines.append(f"- {j.pair.label}: {steps or 'no bound yet'}")
-    if minutes:
-        lines += ["", "Wall time: " + ", ".join(f"{k} {v:.1f} min" for k, v in minutes.items()) + "."]
     return lines
 
 
-def say(j: Judged, a: str = "A", b: str = "B") -> str:
-    """'A better by 22.1 (19.0 to 25.2)', the winner named by the sequence's sign at the last look, or
-    'A − B = +0.4 (−1.2 to 2.0)' (oriented so that > 0 favours A)."""
-    iv, proportion = j.interval, is_proportion(j.pair.metric)
-    if math.isnan(iv.mean):
-        return "no seed yet"
-    if iv.lo > 0 or iv.hi < 0:
-        winner, sign = (a, 1) if iv.lo > 0 else (b, -1)
-        lo, hi = sorted((sign * iv.lo, sign * iv.hi))
-        return (
-            f"{winner} better by {scaled(sign * iv.mean, proportion)} ({scaled(lo, proportion)} to "
-            f"{scaled(hi, proportion)})"
-        )
-    return (
-        f"{a} − {b} = {scaled(iv.mean, proportion, True)} ({scaled(iv.lo, proportion, True)} to "
-        f"{scaled(iv.hi, proportion, True)})"
-    )
+def as_diff(data: Data, j: Judged) -> Diff | None:
+    """The pair as a report's `Diff` whose interval is the sequence at the last look (as measured, A - B), so
+    that `say`, the figures and the pages read it as they read any paired difference; None when an arm is not
+    in the table."""
+    metric, category = split(j.pair.metric)
+    a, b = (data.find(metric, category, experiment=e) for e in (j.pair.a, j.pair.b))
+    if a is None or b is None:
+        return None
+    iv, lower = j.interval, lower_is_better(j.pair.metric)
+    return Diff(a, b, Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if lower else iv, lower)
 
 
 def record_path(folder: Path, name: str) -> Path:
@@ -326,7 +314,6 @@ class Recorded:
     design: Design
     judged: list[Judged]
     wall_s: float | None  # the wall time of the invocation that wrote it, None for one that did not say
-    command: str
 
     def pair(self, b: str) -> Judged:
         """The pair whose B arm is `b` (or ends with `/b`)."""
@@ -344,8 +331,7 @@ def recorded(folder: str | Path, name: str, data) -> Recorded:
     """The comparison `folder/comparisons/<name>.json` judged on `data`, the table of `folder`."""
     body = json.loads((Path(folder) / "comparisons" / f"{name}.json").read_text())
     design = Design.from_json(body["design"])
-    return Recorded(design, judge(data, design, body["looks"], body.get("diffs")), body.get("wall_s"),
-                    design.command)  # fmt: skip
+    return Recorded(design, judge(data, design, body["looks"], body.get("diffs")), body.get("wall_s"))
 
 
 def load_record(path: Path) -> dict | None:

@@ -83,30 +83,26 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):
-        recorded = json.loads(path.read_text())
-        design = comparison.Design.from_json(recorded["design"])
-        for j in comparison.judge(data, design, recorded["looks"], recorded.get("diffs")):
+        design, judged = (r := comparison.recorded(out, path.stem, data)).design, r.judged
+        for j in judged:
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
-            metric, category = table.split(j.pair.metric)
-            sa, sb = (data.find(metric, category, experiment=e) for e in (j.pair.a, j.pair.b))
-            if sa is None or sb is None:
+            d = comparison.as_diff(data, j)
+            if d is None:
                 continue
-            lower = comparison.lower_is_better(j.pair.metric)
-            iv = j.interval
-            measured = Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if lower else iv
-            d = Diff(sa, sb, measured, lower)
-            side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
-            scale = 100 if sa.proportion else 1
-            if side:
-                better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
-                figure = f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
-            else:
-                figure = f"undecided: {stats.fmt(iv, scale, signed=True)} in {a}'s favour"
             when = {"sign decided": f"; decided after {j.verdict.look} seeds", "interval inside ±m":
                     f"; inside the margin after {j.verdict.look} seeds"}.get(j.verdict.reason, "")  # fmt: skip
             label = (f"{a} vs {b}: {j.pair.metric} (`comparisons/{path.stem}`; sequential, {len(design.pairs)} "
                      f"pair(s){when})")  # fmt: skip
-            answers.append(Answer(label, figure, str(j.looks), j.words(design.margin, a, b), d, side != 0))
+            answers.append(
+                Answer(
+                    label,
+                    d.say(a, b),
+                    str(j.looks),
+                    j.words(design.margin, a, b),
+                    d,
+                    j.verdict.reason == "sign decided",
+                )
+            )
     return answers
 
 
