@@ -52,6 +52,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     seeds.add_argument("--seed-list", help="comma-separated seeds, e.g. 0,1,7")
     p.add_argument("--only", help="comma-separated globs on experiment names, e.g. 'pretrain/*,finetune/full'")
     p.add_argument("--out", default="results", help="where results (and runs/) go (default results/)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="every experiment at the grid's `quick` overrides (a tiny budget: the same code in seconds); needs --out",
+    )
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU count)")
     p.add_argument("--logger", choices=("csv", "wandb"), default="csv", help="wandb runs offline without an API key")
     p.add_argument("--force", action="store_true", help="rerun runs that already finished")
@@ -89,6 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--seeds={args.seeds}: must be at least 1")
     if args.seed_list is not None and any(s < 0 or s > 2**32 - 1 for s in args.seed_list):
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
+    given = argv if argv is not None else sys.argv[1:]
+    if args.quick and not any(a == "--out" or a.startswith("--out=") for a in given):
+        p.error("--quick needs its own --out, so that its tiny runs never join a grid's committed results")
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
     for folder in args.plugins:
@@ -177,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).resolve()
     try:
         grid = load_grid(ROOT / args.grid, root=ROOT)
+        if args.quick:
+            grid = grid.quickened()
         experiments = grid.select(args.only.split(",") if args.only else None)
         with OutLock(out):
             return run_grid(args, argv, grid, experiments, out, start)

@@ -11,6 +11,7 @@ A grid file (see configs/ablations/default.yaml):
         metrics: [val/acc, val/acc_opener]      # optional: narrow the report to these (default: all logged)
         reference: {val/acc: 0.555}             # the original write-up's figures
     reference_source: "..."                     # where the reference figures come from
+    quick: {trainer.max_steps: 3}               # optional: what `ablate.py --quick` sets on every experiment
     claims:
       - text: left-only context fails on openers
         lower: {experiment: pretrain/causal, metric: val/acc_opener}
@@ -147,6 +148,15 @@ class Grid:
     claims: tuple[Claim, ...] = ()
     reference_source: str = ""
     path: str = ""
+    quick: Overrides = field(default_factory=dict)  # `ablate.py --quick`: merged into every experiment's overrides
+
+    def quickened(self) -> Grid:
+        """The same experiments with the grid's `quick` overrides on top of each one's own: its tiny budget,
+        which runs every cell's code in seconds."""
+        if not self.quick:
+            raise GridError(f"{self.path or 'the grid'} has no `quick` overrides, so it has no --quick variant")
+        runs = tuple(dataclasses.replace(e, overrides={**e.overrides, **self.quick}) for e in self.experiments)
+        return dataclasses.replace(self, experiments=runs)
 
     @property
     def names(self) -> list[str]:
@@ -198,6 +208,7 @@ class _File:
     experiments: list[Any]  # entries, each expanded by `_experiments`
     claims: list[Claim] = field(default_factory=list)
     reference_source: str = ""
+    quick: Overrides = field(default_factory=dict)
 
 
 def _is_number(value: Any) -> bool:
@@ -458,4 +469,4 @@ def load_grid(path: str | Path, root: str | Path = ".") -> Grid:
                     f"{where}.{k}.experiment={ref.experiment!r} is not an experiment; valid: {', '.join(names)}"
                 )
     experiments = _in_dependency_order(path, experiments)
-    return Grid(tuple(experiments), tuple(grid.claims), grid.reference_source, str(path))
+    return Grid(tuple(experiments), tuple(grid.claims), grid.reference_source, str(path), grid.quick)

@@ -2,7 +2,8 @@
 beside the page. Labels are whole (wrapped, never cut); every figure states what its bars or bands are.
 
 - `forest`: paired differences with their 95% intervals against zero (a page's answer in one picture);
-- `lines`: one figure per selection over an axis (a budget, a rate, a length), mean and 95% band per arm.
+- `lines`: one figure per selection over an axis (a budget, a rate, a length), mean and 95% band per arm;
+- `scatter`: each arm's effect in one setting against its effect in another, both intervals drawn.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyp
 from minibert.atomic_writes import write_atomic  # noqa: E402
 from minibert.report import stats  # noqa: E402
 from minibert.report.query import Stat  # noqa: E402
+from minibert.report.stats import Interval  # noqa: E402
 
 
 def save(fig, path: Path) -> None:
@@ -73,5 +75,27 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    save(fig, path)
+
+
+def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interval, Interval]]]], title: str) -> None:
+    """One panel per (panel title, x label, y label, {arm: (x effect, y effect)}): each arm's effect in two
+    settings with both 95% intervals as crosses, in points, and the line y = x's sign agreement drawn as the
+    axes through zero (an arm in the top-right or bottom-left quadrant moves both settings the same way)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+    for ax, (name, xlabel, ylabel, points) in zip(axes[0], panels):
+        for arm, (x, y) in points.items():
+            ax.errorbar(100 * x.mean, 100 * y.mean, xerr=[[100 * (x.mean - x.lo)], [100 * (x.hi - x.mean)]],
+                        yerr=[[100 * (y.mean - y.lo)], [100 * (y.hi - y.mean)]], fmt="o", ms=4, capsize=2,
+                        lw=0.9)  # fmt: skip
+            ax.annotate(arm, (100 * x.mean, 100 * y.mean), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.axhline(0, color="black", lw=0.7)
+        ax.axvline(0, color="black", lw=0.7)
+        ax.set_xlabel(_wrap(xlabel, 50), fontsize=8)
+        ax.set_ylabel(_wrap(ylabel, 50), fontsize=8)
+        ax.set_title(_wrap(name, 60), fontsize=9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     save(fig, path)

@@ -11,8 +11,9 @@ grids' tables, so none is typed. A template sees:
 - `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`;
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.ablation.comparison.Recorded);
-- `forest(name, rows, title)` and `lines(name, series, xlabel, ylabel, title)`: a figure written beside the
-  page (`name` relative to it), returning its Markdown.
+- `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
+- `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
+  a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page.
 """
 
@@ -27,7 +28,7 @@ import jinja2
 
 from minibert.ablation import comparison
 from minibert.atomic_writes import write_atomic
-from minibert.report import figures, grid_report, stats
+from minibert.report import figures, grid_report, stats, validity
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE
 
@@ -49,8 +50,10 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                verdict=stats.verdict, comparison=self.comparison, families=self.families)  # fmt: skip
+                                verdict=stats.verdict, comparison=self.comparison, families=self.families,
+                                study=self.study, has_grid=self.has_grid)  # fmt: skip
         self.tables: dict[Path, Data] = {}
+        self.studies: dict[Path, validity.Study] = {}
         self.touched: set[Path] = set()  # the tables the page being rendered reads
         self.frozen = False
 
@@ -65,6 +68,18 @@ class Renderer:
 
     def grid(self, name: str) -> Data:
         return self.data(self.root / grid_dir(name))
+
+    def has_grid(self, name: str) -> bool:
+        """Whether grid `name` has a table yet (a page may say that a study has not been run)."""
+        return (self.root / grid_dir(name) / FILE).is_file()
+
+    def study(self, name: str) -> validity.Study:
+        """The predictive-validity study in grid `name` (minibert.report.validity), built once."""
+        folder = (self.root / grid_dir(name)).resolve()
+        if folder not in self.studies:
+            self.studies[folder] = validity.Study(self.data(folder))
+        self.touched.add(folder)
+        return self.studies[folder]
 
     def comparison(self, name: str, record: str) -> comparison.Recorded:
         """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""
@@ -101,8 +116,13 @@ class Renderer:
                 figures.lines(here / name, series, xlabel, ylabel, title, logx)
             return f"![{title}]({name})"
 
+        def scatter(name, panels, title):
+            if drawing:
+                figures.scatter(here / name, panels, title)
+            return f"![{title}]({name})"
+
         self.touched = set()
-        return page, self.env.get_template(template.as_posix()).render(forest=forest, lines=lines)
+        return page, self.env.get_template(template.as_posix()).render(forest=forest, lines=lines, scatter=scatter)
 
     def ask(self, template: Path) -> None:
         """Render a page without writing anything, so that its questions join their tables' families."""

@@ -1,0 +1,159 @@
+"""The predictive-validity study's figures (results/validity.md), read from its grid's table.
+
+The grid (configs/ablations/validity.yaml) runs every arm in every setting: `validity/<setting>/pretrain/<arm>`
+and `validity/<setting>/finetune/<arm>` (that pre-training, fully fine-tuned on the setting's task). A
+setting's two measures, both read so that the ranking's first arm is the best:
+
+- **cloze**: the gap to the best reference the arm's questions have, lower is better. Where the language has
+  an exact oracle (Dyck, the bracket pairs) it is `val/gap/acc`, the Bayes ceiling minus the accuracy; on text
+  it is the strongest n-gram reference the run logs (`val/reference/*/acc`: the left+right trigram, or the left
+  bigram for a model that reads no right context) minus the accuracy, on the same questions. Arms whose
+  pre-training answers another question (`NOT_CLOZE`) have no cloze figure.
+- **finetune**: the fine-tuned accuracy, `val/acc` (every arm).
+
+`Study.measured(setting, measure)` is the `minibert.stats.agreement.Measured` the coefficients are drawn from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from minibert.report import stats
+from minibert.report.query import Data, QueryError, Stat
+from minibert.stats import agreement
+
+# ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
+# token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
+NOT_CLOZE = ("electra", "next_token")
+MEASURES = ("cloze", "finetune")
+PREFIX = "validity"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One arm's figure in one setting: per-seed values, oriented as measured, and the variance a shared
+    validation set adds to its mean (0 where each seed drew its own)."""
+
+    values: dict[int, float]
+    sampling: float
+    questions: float | None  # validation questions per seed
+    shared: bool
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values.values()) / len(self.values)
+
+
+class Study:
+    """The study's table: which settings and arms it holds, and each arm's figure per setting and measure."""
+
+    def __init__(self, data: Data):
+        self.data = data
+        names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
+        if not names:
+            raise QueryError(f"{data.out}: no experiment named {PREFIX}/<setting>/<stage>/<arm>")
+        self.settings = list(dict.fromkeys(n[1] for n in names))
+        self.arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
+        self._compared: dict[tuple, Comparison | None] = {}  # a page renders twice: each bootstrap runs once
+
+    def experiment(self, setting: str, stage: str, arm: str) -> str:
+        return f"{PREFIX}/{setting}/{stage}/{arm}"
+
+    def has(self, setting: str, stage: str, arm: str) -> bool:
+        return self.experiment(setting, stage, arm) in self.data.experiments()
+
+    def lower_is_better(self, measure: str) -> bool:
+        return measure == "cloze"
+
+    def figure(self, setting: str, measure: str, arm: str) -> Figure | None:
+        """`arm`'s figure in `setting`, or None where it has none (not run yet, or not a cloze arm)."""
+        if measure == "finetune":
+            e = self.experiment(setting, "finetune", arm)
+            s = self.data.find("val/acc", experiment=e)
+            return None if s is None else Figure(s.values, _binomial(s), s.n, s.shared)
+        if measure != "cloze":
+            raise QueryError(f"no measure {measure!r}: the study's are {', '.join(MEASURES)}")
+        if arm in NOT_CLOZE:
+            return None
+        e = self.experiment(setting, "pretrain", arm)
+        gap = self.data.find("val/gap/acc", experiment=e)
+        if gap is not None:  # an exact ceiling: its gap's interval already holds both sampling terms
+            acc, ceiling = self.data.stat("val/acc", experiment=e), self.data.stat("val/ceiling/acc", experiment=e)
+            sampling = (ceiling.mean * (1 - ceiling.mean) + acc.mean * (1 - acc.mean)) / acc.n if gap.shared else 0.0
+            return Figure(gap.values, sampling, acc.n, gap.shared)
+        acc = self.data.find("val/acc", experiment=e)
+        refs = [self.data.stat(m, experiment=e) for m, c in self.data.figures(e)
+                if c == "" and m.startswith("val/reference/") and m.endswith("/acc")]  # fmt: skip
+        if acc is None or not refs:
+            return None
+        best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
+        values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
+        sampling = (best.mean * (1 - best.mean) + acc.mean * (1 - acc.mean)) / acc.n if acc.shared else 0.0
+        return Figure(values, sampling, acc.n, acc.shared)
+
+    def arms_of(self, measure: str, *settings: str) -> list[str]:
+        """The arms with a figure on `measure` in every one of `settings`."""
+        return [a for a in self.arms if all(self.figure(s, measure, a) is not None for s in settings)]
+
+    def measured(self, setting: str, measure: str, arms: list[str] | None = None) -> agreement.Measured:
+        arms = self.arms_of(measure, setting) if arms is None else arms
+        figs = {a: self.figure(setting, measure, a) for a in arms}
+        return agreement.Measured({a: f.values for a, f in figs.items()}, {a: f.sampling for a, f in figs.items()},
+                                  self.lower_is_better(measure))  # fmt: skip
+
+    def questions(self, setting: str, measure: str, arms: list[str]) -> float:
+        """Validation questions behind one arm's figure on one seed (the mean over arms)."""
+        ns = [f.questions for a in arms if (f := self.figure(setting, measure, a)) is not None and f.questions]
+        return sum(ns) / len(ns) if ns else math.nan
+
+    def compare(self, x: str, y: str, measure: str, replicates: int = 2000) -> Comparison | None:
+        """Setting `x`'s ranking against setting `y`'s on `measure`, over the arms both have (None below 3)."""
+        key = (x, y, measure, replicates)
+        if key not in self._compared:
+            self._compared[key] = self._compare(x, y, measure, replicates)
+        return self._compared[key]
+
+    def _compare(self, x: str, y: str, measure: str, replicates: int) -> Comparison | None:
+        arms = self.arms_of(measure, x, y)
+        if len(arms) < 3:
+            return None
+        mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
+        return Comparison(
+            x, y, measure, arms,
+            agreement.correlation(mx, my, arms, replicates, over_arms=True),
+            agreement.agreement(mx, my, arms),
+            len(mx.seeds(arms)), len(my.seeds(arms)),
+            self.questions(x, measure, arms), self.questions(y, measure, arms),
+        )  # fmt: skip
+
+    def effects(self, setting: str, measure: str, control: str, arms: list[str]) -> dict[str, stats.Interval]:
+        """Each arm minus `control`, paired by seed, oriented so that > 0 favours the arm, with the policy's
+        interval (seeds, plus both arms' shared-set sampling)."""
+        m = self.measured(setting, measure, [control, *[a for a in arms if a != control]])
+        out = {}
+        for v in agreement.pair_verdicts(m, m.arms):
+            if v.a == control:
+                out[v.b] = stats.Interval(-v.mean, -v.hi, -v.lo, len(m.seeds([v.a, v.b])))
+        return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two settings' rankings of the same arms on one measure."""
+
+    x: str
+    y: str
+    measure: str
+    arms: list[str]
+    correlation: agreement.Correlation  # seeds, questions and arms drawn (agreement.correlation, over_arms)
+    pairs: agreement.Agreement
+    seeds_x: int
+    seeds_y: int
+    questions_x: float
+    questions_y: float
+
+
+def _binomial(s: Stat) -> float:
+    """The variance a shared validation set adds to an accuracy's mean (0 when each seed drew its own)."""
+    return s.mean * (1 - s.mean) / s.n if s.shared and s.n else 0.0
