@@ -60,7 +60,7 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
     """One line per series name: (x, Stat) points, mean and 95% band (points for proportions)."""
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for name, points in series.items():
-        points = sorted((x, s) for x, s in points if s.seeds)
+        points = sorted(((x, s) for x, s in points if s.seeds), key=lambda p: p[0])
         if not points:
             continue
         scale = 100 if points[0][1].proportion else 1

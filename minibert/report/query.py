@@ -241,6 +241,20 @@ class Data:
         iv = stats.paired(sa.values, sb.values, sa.n if shared else None, sb.n if shared else None)
         return Diff(sa, sb, iv, False, self.family)
 
+    def cheapest(self, metric: str, reference: str, cost: str = "flops", limits: dict[str, float] | None = None,
+                 seeds: int = 3) -> str | None:  # fmt: skip
+        """The experiment of least mean `cost` whose `metric` beats its own `reference` figure (`between`, the
+        page's verdict) on at least `seeds` seeds, among those whose mean of each `limits` metric is within its
+        bound (e.g. {"wall_time_s": 600}); None when none does."""
+        ranked = sorted((self.stat(cost, experiment=e).mean, e) for e in self.experiments()
+                        if self.find(metric, experiment=e) and self.find(reference, experiment=e))  # fmt: skip
+        for _, e in ranked:
+            within = all(self.stat(k, experiment=e).mean <= v for k, v in (limits or {}).items())
+            c = self.between(metric, reference, experiment=e)
+            if within and c.seeds >= seeds and c.verdict() == "A better":
+                return e
+        return None
+
     def total(self, metric: str = "wall_time_s", **where: Any) -> float:
         """The sum of `metric` over the selected runs (e.g. their own wall time)."""
         return float(self.rows(metric=metric, category="", **where)["value"].sum())

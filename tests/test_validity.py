@@ -1,0 +1,184 @@
+"""The predictive-validity study's page (configs/pages/results/validity.md.j2, minibert.report.validity) on
+constructed tables: a toy language whose ranking is text's is said to predict it, one whose ranking is text's
+reversed is said to run against it, every coefficient on the page is the study's own, and cloze skips the arms
+that do not answer the cloze question. The study's grid and its --quick variant load, and the quick variant
+changes every experiment's budget and nothing else."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from minibert.ablation.grid import GridError, load_grid
+from minibert.report import table
+from minibert.report.query import Data
+from minibert.report.render import Renderer
+from minibert.report.validity import NOT_CLOZE, Study
+
+ROOT = Path(__file__).resolve().parents[1]
+ARMS = ["mlm", "span", "rate30", "alibi", "mask100", "electra", "next_token"]
+QUALITY = {a: q for a, q in zip(ARMS, [0.9, 0.3, 0.7, 0.5, 0.6, 0.4, 0.2])}  # the arms' true order
+
+
+def rows(setting: str, order: float, seeds=(0, 1, 2), seed: int = 0) -> list[dict]:
+    """One setting's table rows: each arm's quality (times `order`: 1 keeps the ranking, -1 reverses it) plus
+    seed noise, as a cloze figure (a gap to an exact ceiling on toys, an accuracy beside n-gram references on
+    text) and a fine-tuned accuracy."""
+    rng = np.random.default_rng(seed)
+    text = setting.startswith("text")
+    out = []
+
+    def row(experiment, metric, s, value, n=None):
+        out.append({"grid": "validity", "experiment": experiment, "stage": experiment.split("/")[2], "seed": s,
+                    "val_seed": 7 if text else s, "metric": metric, "category": "", "value": value, "n": n,
+                    "run": f"r{s}", "code": ""})  # fmt: skip
+
+    for arm in ARMS:
+        q = 0.5 + 0.3 * order * (QUALITY[arm] - 0.5)
+        pre, fine = f"validity/{setting}/pretrain/{arm}", f"validity/{setting}/finetune/{arm}"
+        for s in seeds:
+            acc = q + 0.005 * rng.normal()
+            if text:
+                row(pre, "val/acc", s, acc, 9000)
+                row(pre, "val/reference/left_right_trigram/acc", s, 0.55, 9000)
+                row(pre, "val/reference/left_bigram/acc", s, 0.40, 9000)
+            else:
+                row(pre, "val/acc", s, acc, 9000)
+                row(pre, "val/ceiling/acc", s, 0.95, 9000)
+                row(pre, "val/gap/acc", s, 0.95 - acc, 9000)
+            row(pre, "flops", s, 3.6554e11 * (21 if setting == "text" else 1))
+            row(pre, "wall_time_s", s, 30.0)
+            row(fine, "val/acc", s, q + 0.005 * rng.normal(), 2000)
+            row(fine, "wall_time_s", s, 10.0)
+    return out
+
+
+def page(tmp_path: Path, orders: dict[str, float], drop: str = "") -> tuple[str, Study]:
+    """The page rendered from the settings' rows (`drop`: an experiment whose seed 2 is left out)."""
+    out = tmp_path / "results" / "validity"
+    kept = [r for i, (s, o) in enumerate(orders.items()) for r in rows(s, o, seed=i)
+            if not (r["experiment"] == drop and r["seed"] == 2)]  # fmt: skip
+    frame = pd.DataFrame(kept, columns=[*table.FIRST, *table.LAST])
+    table.write(frame, out)
+    command = "python scripts/ablate.py --grid configs/ablations/validity.yaml"
+    (out / "run.json").write_text(json.dumps({"command": command}))
+    template = Path("results/validity.md.j2")  # relative to configs/pages
+    (tmp_path / "configs/pages" / template).parent.mkdir(parents=True)
+    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    renderer = Renderer(tmp_path)
+    path, text = renderer.render(template)
+    assert path == tmp_path / "results" / "validity.md"
+    return text, renderer.study("validity")
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    return page(tmp_path_factory.mktemp("validity"), {"dyck": 1, "brackets": -1, "text1x": 1, "text": 1})
+
+
+def test_a_toy_that_ranks_as_text_predicts_it_and_one_that_reverses_it_runs_against_it(rendered):
+    text, study = rendered
+    answer = text.split("## Rank correlations")[0]
+    for measure in ("cloze", "fine-tuning"):
+        said = answer.split(f"On {measure}")[1].split("\n\n")[0]
+        assert "Dyck's ranking predicts text's" in said
+        assert "the bracket pairs's ranking runs against text's" in said or "bracket pairs" in said
+    dyck, brackets = study.compare("dyck", "text", "finetune"), study.compare("brackets", "text", "finetune")
+    assert dyck.correlation.spearman.lo > 0.5 and brackets.correlation.spearman.hi < -0.5
+    assert dyck.pairs.same > 0 and dyck.pairs.other == 0 and brackets.pairs.other > 0 and brackets.pairs.same == 0
+
+
+def test_every_coefficient_on_the_page_is_the_studys(rendered):
+    text, study = rendered
+    names = {"dyck": "Dyck", "brackets": "the bracket pairs", "text1x": "text at 1x"}
+    table_rows = [line for line in text.splitlines() if line.startswith("| ") and "Spearman" not in line]
+    for setting, name in names.items():
+        for measure, label in (("cloze", "cloze"), ("finetune", "fine-tuning")):
+            c = study.compare(setting, "text", measure)
+            row = next(r for r in table_rows if r.startswith(f"| {name} | {label}") and "%" not in r)
+            s = c.correlation.spearman
+            assert f"{s.value:+.2f} ({s.lo:+.2f} to {s.hi:+.2f})" in row
+            assert f"| {len(c.arms)} | {c.seeds_x}, {c.seeds_y} |" in row
+
+
+def test_cloze_ranks_only_the_arms_that_answer_the_cloze_question(rendered):
+    _, study = rendered
+    cloze, finetune = study.compare("dyck", "text", "cloze"), study.compare("dyck", "text", "finetune")
+    assert set(cloze.arms) == set(ARMS) - set(NOT_CLOZE) and set(finetune.arms) == set(ARMS)
+    # text's cloze figure is the best reference minus the accuracy, on the same questions
+    mlm = study.figure("text", "cloze", "mlm")
+    acc = Data.load(Path(study.data.out)).stat("val/acc", experiment="validity/text/pretrain/mlm")
+    assert mlm.mean == pytest.approx(0.55 - acc.mean)
+
+
+def test_a_cell_short_of_seeds_is_named_and_its_comparisons_use_the_seeds_every_arm_has(rendered, tmp_path):
+    assert "Partial results" not in rendered[0]
+    text, study = page(tmp_path, {"dyck": 1, "text": 1}, drop="validity/text/finetune/span")
+    assert "**Partial results.** 1 of the 28 cells" in text and "text/finetune/span" in text
+    assert study.compare("dyck", "text", "finetune").seeds_y == 2
+    assert study.compare("dyck", "text", "cloze").seeds_y == 3
+
+
+def test_the_page_draws_a_scatter_per_predictor_and_states_the_budget_ratio(rendered):
+    text, _ = rendered
+    for setting in ("dyck", "brackets", "text1x"):
+        assert f"(validity/{setting}.png)" in text
+    assert re.search(r"21x\s+Dyck's", text)
+
+
+def test_the_grid_loads_and_its_quick_variant_changes_only_the_budget():
+    grid = load_grid(ROOT / "configs/ablations/validity.yaml", root=ROOT)
+    settings = {e.name.split("/")[1] for e in grid.experiments}
+    arms = {e.name.split("/")[3] for e in grid.experiments}
+    assert settings == {"dyck", "brackets", "text1x", "text"} and len(arms) >= 12
+    assert all(grid[e.encoder_from].name.split("/")[3] == e.name.split("/")[3] for e in grid.experiments
+               if e.encoder_from)  # fmt: skip
+    quick = grid.quickened()
+    for full, small in zip(grid.experiments, quick.experiments):
+        assert (full.name, full.configs, full.encoder_from) == (small.name, small.configs, small.encoder_from)
+        assert small.overrides == {**full.overrides, **grid.quick}
+    assert quick.experiments[0].overrides["budget.flops"] is None
+    with pytest.raises(GridError, match="no `quick`"):
+        load_grid(ROOT / "configs/ablations/text.yaml", root=ROOT).quickened()
+
+
+def test_quick_needs_its_own_out_folder_and_a_grid_with_a_quick_variant(tmp_path):
+    from test_ablate import ablate
+
+    refused = ablate("--grid", "configs/ablations/validity.yaml", "--quick", "--seeds", "1")
+    assert refused.returncode == 2 and "--quick needs its own --out" in refused.stderr
+    refused = ablate("--grid", "configs/ablations/text.yaml", "--quick", "--out", str(tmp_path), "--seeds", "1")
+    assert refused.returncode == 2 and "no `quick` overrides" in refused.stderr
+
+
+@pytest.mark.slow
+def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_path):
+    """Three arms (one that answers no cloze question) in all four settings at the quick budget, two seeds: the
+    runner trains them, the table holds every setting's figures, and the study's page renders from it."""
+    from test_ablate import ablate
+
+    out = tmp_path / "results" / "validity"
+    only = ",".join(f"validity/*/*/{arm}" for arm in ("mlm", "span", "electra"))
+    done = ablate("--grid", "configs/ablations/validity.yaml", "--quick", "--out", str(out), "--seeds", "2",
+                  "--workers", "2", "--only", only)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    study = Study(Data.load(out))
+    assert study.settings == ["dyck", "brackets", "text1x", "text"] and study.arms == ["mlm", "span", "electra"]
+    for setting in study.settings:
+        assert study.arms_of("finetune", setting) == ["mlm", "span", "electra"]
+        assert study.arms_of("cloze", setting) == ["mlm", "span"]
+    flops = {s: study.data.stat("flops", experiment=f"validity/{s}/pretrain/mlm").mean for s in study.settings}
+    assert len(set(flops.values())) > 1  # the settings' models differ even at one step count
+    template = Path("results/validity.md.j2")
+    (tmp_path / "configs/pages/results").mkdir(parents=True)
+    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    _, text = Renderer(tmp_path).render(template)
+    assert "| Dyck | fine-tuning (accuracy) | 3 | 2, 2 |" in text
+    assert "| Dyck | cloze" not in text  # two cloze arms: too few for a coefficient
+    assert "| mlm |" in text and "| electra |" in text
