@@ -169,12 +169,13 @@ def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_
                   "--workers", "2", "--only", only)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     study = Study(Data.load(out))
-    assert study.settings == ["dyck", "brackets", "text1x", "text"] and study.arms == ["mlm", "span", "electra"]
+    assert set(study.settings) == {"dyck", "brackets", "text1x", "text"} and study.settings[-1] == "text"
+    assert study.arms[0] == "mlm" and set(study.arms) == {"mlm", "span", "electra"}
     for setting in study.settings:
-        assert study.arms_of("finetune", setting) == ["mlm", "span", "electra"]
-        assert study.arms_of("cloze", setting) == ["mlm", "span"]
-    flops = {s: study.data.stat("flops", experiment=f"validity/{s}/pretrain/mlm").mean for s in study.settings}
-    assert len(set(flops.values())) > 1  # the settings' models differ even at one step count
+        assert set(study.arms_of("finetune", setting)) == {"mlm", "span", "electra"}
+        assert set(study.arms_of("cloze", setting)) == {"mlm", "span"}
+    flops = [study.data.stat("flops", experiment=f"validity/{s}/pretrain/mlm").mean for s in study.settings]
+    assert flops == sorted(flops) and flops[0] < flops[-1]  # the settings' models differ even at one step count
     template = Path("results/validity.md.j2")
     (tmp_path / "configs/pages/results").mkdir(parents=True)
     shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)

@@ -26,6 +26,8 @@ from minibert.stats import agreement
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
 NOT_CLOZE = ("electra", "next_token")
+CONTROL = "mlm"  # the arm every effect is measured against (BERT's MLM)
+TARGET = "text"  # the setting the others are read against: real text at the recipe that learns, last
 MEASURES = ("cloze", "finetune")
 PREFIX = "validity"
 
@@ -53,8 +55,14 @@ class Study:
         names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
         if not names:
             raise QueryError(f"{data.out}: no experiment named {PREFIX}/<setting>/<stage>/<arm>")
-        self.settings = list(dict.fromkeys(n[1] for n in names))
-        self.arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
+        budget = {}
+        for n in names:  # settings in order of their pre-training budget, the target last
+            if n[2] == "pretrain" and (f := data.find("flops", experiment="/".join(n))) is not None:
+                budget[n[1]] = max(budget.get(n[1], 0.0), f.mean)
+        order = sorted(dict.fromkeys(n[1] for n in names), key=lambda s: (s == TARGET, budget.get(s, math.inf), s))
+        self.settings = order
+        arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
+        self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
         self._compared: dict[tuple, Comparison | None] = {}  # a page renders twice: each bootstrap runs once
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:
