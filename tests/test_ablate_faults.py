@@ -258,10 +258,24 @@ def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
     shutil.copytree(ROOT / "minibert", package, ignore=shutil.ignore_patterns("__pycache__"))
     first = source_hash.__wrapped__(package)
     assert first == source_hash()
-    (package / "ablation" / "report.py").write_text("# reads results only\n")
+    for reader in ("report/stats.py", "stats/agreement.py", "export/write.py", "ablation/intervals.py"):
+        (package / reader).write_text((package / reader).read_text() + "\n# reads results only\n")
     assert source_hash.__wrapped__(package) == first
     (package / "model.py").write_text((package / "model.py").read_text() + "\n# an edit\n")
     assert source_hash.__wrapped__(package) != first
+
+
+def test_no_training_code_imports_what_the_source_hash_leaves_out():
+    """A run, its runner and its workers import none of NOT_HASHED: an edit there cannot change a result."""
+    from minibert.training.code_version import NOT_HASHED
+
+    left_out = [f"minibert.{p.removesuffix('/').removesuffix('.py').replace('/', '.')}" for p in NOT_HASHED]
+    probe = ("import sys, minibert.training.cli, minibert.objectives, minibert.languages, minibert.ablation.runner, "
+             "minibert.ablation.preflight, minibert.ablation.executors; print(' '.join(sys.modules))")  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    imported = loaded.stdout.split()
+    assert "minibert.training.cli" in imported
+    assert [m for m in imported if m.startswith(tuple(left_out))] == []
 
 
 def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):

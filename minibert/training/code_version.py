@@ -2,9 +2,10 @@
 git commit with a dirty flag.
 
 The hashes decide whether a finished ablation run can be reused: they work in a clean clone, in a copy
-without git, and change with any uncommitted edit. The git fields are recorded for people. The report's
-modules (`minibert/ablation/report.py` and what only it uses) are left out of the package hash: they only
-read results, so editing them reruns nothing.
+without git, and change with any uncommitted edit. The git fields are recorded for people. What only reads
+results is left out of the package hash (`NOT_HASHED`: the report engine, the statistics, the sequential
+comparisons' bookkeeping, the export to `transformers`), so editing it reruns nothing; no training code
+imports them (tests/test_resume_guards.py).
 
 A plug-in is a module outside the package named by class path in the run's config (an objective, a
 language, a masking recipe, a callback, ...). Its hash covers the sources of the folder it is imported from
@@ -30,10 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
-# they read results, never make them
-NOT_HASHED = tuple(
-    f"ablation/{name}.py" for name in ("report", "results", "figures", "accuracies", "intervals", "power")
-)
+# they read results, never make them: folders (ending in '/') and files, relative to the package
+NOT_HASHED = ("report/", "stats/", "export/", *(f"ablation/{name}.py" for name in (
+    "accuracies", "comparison", "intervals", "power")))  # fmt: skip
 
 
 @functools.cache
@@ -48,7 +48,7 @@ def source_hash(package: Path = PACKAGE) -> str:
 def _package_files(package: Path = PACKAGE) -> list[tuple[str, Path]]:
     """(path relative to the package, path) of every source file the package hash covers, in order."""
     found = ((path.relative_to(package).as_posix(), path) for path in sorted(package.rglob("*.py")))
-    return [(rel, path) for rel, path in found if rel not in NOT_HASHED and "__pycache__" not in path.parts]
+    return [(rel, path) for rel, path in found if not rel.startswith(NOT_HASHED) and "__pycache__" not in path.parts]
 
 
 def _installed(path: Path) -> bool:
