@@ -265,8 +265,10 @@ def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
     assert source_hash.__wrapped__(package) != first
 
 
+@pytest.mark.slow  # a fresh interpreter importing lightning: 10-30 s
 def test_no_training_code_imports_what_the_source_hash_leaves_out():
-    """A run, its runner and its workers import none of NOT_HASHED: an edit there cannot change a result."""
+    """The training entry point and the runner's run-side modules import none of NOT_HASHED: an edit there cannot
+    change a result (scripts/ablate.py itself reads tables to write its report, after the runs)."""
     from minibert.training.code_version import NOT_HASHED
 
     left_out = [f"minibert.{p.removesuffix('/').removesuffix('.py').replace('/', '.')}" for p in NOT_HASHED]

@@ -38,7 +38,7 @@ EXECUTORS = ("local", "submitit-local", "slurm")
 # What a worker needs before its first job; the fork server imports them once. The report is what the
 # runner's script (scripts/ablate.py) imports too: multiprocessing runs that script again in every worker, as
 # __mp_main__, which then costs nothing.
-WORKER_IMPORTS = ("minibert.training.fit", "minibert.ablation.preflight", "minibert.ablation.report")
+WORKER_IMPORTS = ("minibert.training.fit", "minibert.ablation.preflight")
 # Workers fork from a server that imported the above and ran nothing, so that they inherit no locks held
 # mid-computation (the reason not to fork the runner itself). Elsewhere than Linux they are spawned.
 START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"

@@ -238,7 +238,9 @@ class Data:
         the run's on a category that has no bound (a reference gap, which a model may beat)."""
         sa, sb = self.stat(a, category, **where), self.stat(b, category, **where)
         shared = sa.shared and sb.shared
-        iv = stats.paired(sa.values, sb.values, sa.n if shared else None, sb.n if shared else None)
+        # both figures grade the same questions: a reference logged without its count has the run's
+        n_b = (sb.n or (sa.n if sb.proportion else None)) if shared else None
+        iv = stats.paired(sa.values, sb.values, sa.n if shared else None, n_b)
         return Diff(sa, sb, iv, False, self.family)
 
     def cheapest(self, metric: str, reference: str, cost: str = "flops", limits: dict[str, float] | None = None,

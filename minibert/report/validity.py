@@ -64,6 +64,7 @@ class Study:
         arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
         self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
         self._compared: dict[tuple, Comparison | None] = {}  # a page renders twice: each bootstrap runs once
+        self.target, self.control, self.not_cloze = TARGET, CONTROL, NOT_CLOZE  # for the page
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:
         return f"{PREFIX}/{setting}/{stage}/{arm}"
@@ -84,21 +85,20 @@ class Study:
             raise QueryError(f"no measure {measure!r}: the study's are {', '.join(MEASURES)}")
         if arm in NOT_CLOZE:
             return None
+        # The sampling term is the accuracy's alone: on a shared set the ceiling (or reference) is one count on
+        # the same questions for every arm read against it, so it cancels in every difference and moves no rank.
         e = self.experiment(setting, "pretrain", arm)
-        gap = self.data.find("val/gap/acc", experiment=e)
-        if gap is not None:  # an exact ceiling: its gap's interval already holds both sampling terms
-            acc, ceiling = self.data.stat("val/acc", experiment=e), self.data.stat("val/ceiling/acc", experiment=e)
-            sampling = (ceiling.mean * (1 - ceiling.mean) + acc.mean * (1 - acc.mean)) / acc.n if gap.shared else 0.0
-            return Figure(gap.values, sampling, acc.n, gap.shared)
         acc = self.data.find("val/acc", experiment=e)
+        gap = self.data.find("val/gap/acc", experiment=e)
+        if gap is not None and acc is not None:  # an exact ceiling
+            return Figure(gap.values, _binomial(acc), acc.n, gap.shared)
         refs = [self.data.stat(m, experiment=e) for m, c in self.data.figures(e)
                 if c == "" and m.startswith("val/reference/") and m.endswith("/acc")]  # fmt: skip
         if acc is None or not refs:
             return None
         best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
         values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
-        sampling = (best.mean * (1 - best.mean) + acc.mean * (1 - acc.mean)) / acc.n if acc.shared else 0.0
-        return Figure(values, sampling, acc.n, acc.shared)
+        return Figure(values, _binomial(acc), acc.n, acc.shared)
 
     def arms_of(self, measure: str, *settings: str) -> list[str]:
         """The arms with a figure on `measure` in every one of `settings`."""
@@ -116,7 +116,8 @@ class Study:
         return sum(ns) / len(ns) if ns else math.nan
 
     def compare(self, x: str, y: str, measure: str, replicates: int = 2000) -> Comparison | None:
-        """Setting `x`'s ranking against setting `y`'s on `measure`, over the arms both have (None below 3)."""
+        """Setting `x`'s ranking against setting `y`'s on `measure`, over the arms both have (None below 3 arms
+        or 2 seeds)."""
         key = (x, y, measure, replicates)
         if key not in self._compared:
             self._compared[key] = self._compare(x, y, measure, replicates)
@@ -127,6 +128,8 @@ class Study:
         if len(arms) < 3:
             return None
         mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
+        if min(len(mx.seeds(arms)), len(my.seeds(arms))) < 2:  # the seeds' noise is unknown on one seed
+            return None
         return Comparison(
             x, y, measure, arms,
             agreement.correlation(mx, my, arms, replicates, over_arms=True),
@@ -140,9 +143,9 @@ class Study:
         interval (seeds, plus both arms' shared-set sampling)."""
         m = self.measured(setting, measure, [control, *[a for a in arms if a != control]])
         out = {}
-        for v in agreement.pair_verdicts(m, m.arms):
-            if v.a == control:
-                out[v.b] = stats.Interval(-v.mean, -v.hi, -v.lo, len(m.seeds([v.a, v.b])))
+        for arm in m.arms[1:]:
+            (v,) = agreement.pair_verdicts(m, [arm, control])
+            out[arm] = stats.Interval(v.mean, v.lo, v.hi, len(m.seeds([arm, control])))
         return out
 
 

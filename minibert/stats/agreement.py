@@ -77,8 +77,11 @@ class Measured:
         return list(self.values)
 
     def seeds(self, arms: Sequence[str]) -> list[int]:
-        """The seeds every one of `arms` has (the pairing)."""
-        return sorted(set.intersection(*(set(self.values[a]) for a in arms)))
+        """The seeds every one of `arms` has (the pairing); an error when they share none."""
+        common = sorted(set.intersection(*(set(self.values[a]) for a in arms)))
+        if not common:
+            raise ValueError(f"arms {list(arms)} share no seed, so nothing pairs them")
+        return common
 
     def matrix(self, arms: Sequence[str]) -> np.ndarray:
         """(S, A) figures, read so that higher is better, over the seeds all `arms` share."""
@@ -111,7 +114,7 @@ class Correlation:
     spearman: Coefficient
     kendall: Coefficient
     arms: int
-    seeds: tuple[int, int]  # the seeds behind each setting
+    seed_counts: tuple[int, int]  # how many seeds each setting's figures pair
     over_arms: bool
     replicates: int
 
@@ -180,6 +183,9 @@ def correlation(
     if len(arms) < 3:
         raise ValueError(f"a rank correlation needs at least 3 arms, got {len(arms)}: {arms}")
     mx, my = x.matrix(arms), y.matrix(arms)
+    if min(len(mx), len(my)) < 2:
+        raise ValueError(f"a rank correlation's interval needs 2 seeds in each setting, got {len(mx)} and {len(my)}: "
+                         "one seed says nothing of the seeds' noise")  # fmt: skip
     sx, sy = x.sampling_sd(arms), y.sampling_sd(arms)
     rho, tau = (float(c[0]) for c in _coefficients(mx.mean(0)[None], my.mean(0)[None]))
     rng = np.random.default_rng(seed)
@@ -228,6 +234,9 @@ def pair_verdicts(m: Measured, arms: Sequence[str], alpha: float = ALPHA) -> lis
         mat = m.matrix([arms[i], arms[j]])
         diffs = list(mat[:, 0] - mat[:, 1])
         mean = float(np.mean(diffs))
+        if len(diffs) < 2:  # the seeds' spread is unknown: no interval, no verdict
+            out.append((arms[i], arms[j], mean, -math.inf, math.inf, math.nan))
+            continue
         seed_var, seed_df = intervals._seed_term(diffs)
         total = seed_var + m.sampling.get(arms[i], 0.0) + m.sampling.get(arms[j], 0.0)
         t, df = intervals._quantile(seed_var, seed_df, total)
@@ -235,10 +244,10 @@ def pair_verdicts(m: Measured, arms: Sequence[str], alpha: float = ALPHA) -> lis
         if total > 0:
             z = abs(mean) / math.sqrt(total)
             p = float(2 * (scipy_stats.norm.sf(z) if math.isinf(df) else scipy_stats.t.sf(z, df)))
-        else:
-            p = 0.0 if mean else 1.0
+        else:  # every seed gave the same difference, on sets of their own: nothing says how far it may be off
+            p = math.nan
         out.append((arms[i], arms[j], mean, mean - half, mean + half, p))
-    keep = holm([p for *_, p in out], alpha)
+    keep = holm([1.0 if math.isnan(p) else p for *_, p in out], alpha)  # an unknown p decides nothing
     return [PairVerdict(a, b, mean, lo, hi, p, int(np.sign(mean)) if k else 0)
             for (a, b, mean, lo, hi, p), k in zip(out, keep)]  # fmt: skip
 
