@@ -187,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         grid = load_grid(ROOT / args.grid, root=ROOT)
         if args.quick:
             grid = grid.quickened()
+        check_quick(out, args.quick)
         experiments = grid.select(args.only.split(",") if args.only else None)
         with OutLock(out):
             return run_grid(args, argv, grid, experiments, out, start)
@@ -208,6 +209,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ENVIRONMENT
+
+
+def check_quick(out: Path, quick: bool) -> None:
+    """A folder holds runs of one kind: a table made at a grid's quick budget is never joined by real runs, nor
+    the other way round (run.json records `quick`)."""
+    made = out / "run.json"
+    if made.is_file() and bool(json.loads(made.read_text()).get("quick")) != quick:
+        kind = "with --quick (a tiny budget)" if not quick else "at the grid's real budgets"
+        raise GridError(f"{out} holds a table made {kind}: give this run another --out")
 
 
 def logged_metrics(runs) -> dict[str, set[str]]:
@@ -297,7 +307,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             "wall time of this invocation": f"{time.perf_counter() - start:.1f} s ({trained} runs trained, "
             f"{len(done) - trained} reused, {len(runs) - len(done)} missing)",
             "sum of the runs' own wall times": f"{sum(r.summary()['wall_time_s'] for r in done):.1f} s",
-        }
+        } | ({"quick": True} if args.quick else {})
         written = record(out, grid, finished, made, args.replace_report, ROOT)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs) and not args.report_only:

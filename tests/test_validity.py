@@ -148,13 +148,18 @@ def test_the_grid_loads_and_its_quick_variant_adds_its_overrides_to_every_experi
         load_grid(ROOT / "configs/ablations/text.yaml", root=ROOT).quickened()
 
 
-def test_quick_needs_its_own_out_folder_and_a_grid_with_a_quick_variant(tmp_path):
+def test_quick_needs_its_own_out_folder_a_grid_with_a_quick_variant_and_never_mixes_with_real_runs(tmp_path):
     from test_ablate import ablate
 
     refused = ablate("--grid", "configs/ablations/validity.yaml", "--quick", "--seeds", "1")
     assert refused.returncode == 2 and "--quick needs its own --out" in refused.stderr
     refused = ablate("--grid", "configs/ablations/text.yaml", "--quick", "--out", str(tmp_path), "--seeds", "1")
     assert refused.returncode == 2 and "no `quick` overrides" in refused.stderr
+    # a folder holds runs of one kind: quick runs never join a real table, nor real runs a quick one
+    for made, flag in (({"command": "real"}, ["--quick"]), ({"command": "quick", "quick": True}, [])):
+        (tmp_path / "run.json").write_text(json.dumps(made))
+        refused = ablate("--grid", "configs/ablations/validity.yaml", *flag, "--out", str(tmp_path), "--seeds", "1")
+        assert refused.returncode == 2 and "give this run another --out" in refused.stderr, refused.stderr
 
 
 @pytest.mark.slow
