@@ -313,3 +313,23 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     assert "runs in the table: 3; seeds: 0, 1" in (tmp_path / "ablation.md").read_text()
     grid_report.record(tmp_path, g, runs, made, root=ROOT)  # more runs than before: no refusal
     assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == 6
+
+
+def test_cheapest_picks_the_least_costly_arm_that_beats_its_reference_within_the_limits_on_enough_seeds():
+    """Four arms against one reference (one count on the same questions): `a` is cheapest but never beats it,
+    `b` beats it on one seed only, `c` beats it but runs too long, `d` beats it within the limit on 3 seeds."""
+    from minibert.report.query import Data
+
+    rows = []
+    for arm, flops, wall, accs in (("a", 1e9, 60, [0.30, 0.31, 0.29]), ("b", 2e9, 60, [0.50]),
+                                   ("c", 3e9, 900, [0.50, 0.51, 0.49]), ("d", 4e9, 300, [0.45, 0.46, 0.44]),
+                                   ("e", 5e9, 300, [0.50, 0.51, 0.49])):  # fmt: skip
+        seeds = dict(enumerate(accs))
+        e = f"pretrain/{arm}"
+        rows += cells(e, "val/acc", seeds, n=20000) + cells(e, "val/reference/trigram/acc", {s: 0.35 for s in seeds})
+        rows += cells(e, "flops", {s: flops for s in seeds}) + cells(e, "wall_time_s", {s: wall for s in seeds})
+    d = Data(pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST]))
+    assert d.cheapest("val/acc", "val/reference/trigram/acc", limits={"wall_time_s": 600}) == "pretrain/d"
+    assert d.cheapest("val/acc", "val/reference/trigram/acc") == "pretrain/c"
+    assert d.cheapest("val/acc", "val/reference/trigram/acc", seeds=1) == "pretrain/b"
+    assert d.cheapest("val/acc", "val/reference/trigram/acc", limits={"wall_time_s": 10}) is None
