@@ -126,6 +126,19 @@ def test_holm_leaves_undecided_a_pair_that_its_own_test_alone_would_decide():
     assert all(v.sign == 0 for v in verdicts)
 
 
+def test_a_better_predictor_is_told_apart_and_two_alike_are_not():
+    rng = np.random.default_rng(9)
+    truth = rng.normal(size=12)
+    target, good = measured(truth, 0.2, 3, rng), measured(truth, 0.2, 3, rng)
+    bad, twin = measured(rng.normal(size=12), 0.2, 3, rng), measured(truth, 0.2, 3, rng)
+    better = agreement.difference(good, bad, target, replicates=800)
+    assert better.spearman.lo > 0 and better.spearman.value == pytest.approx(
+        correlation(good, target, replicates=10).spearman.value - correlation(bad, target, replicates=10).spearman.value
+    )
+    alike = agreement.difference(good, twin, target, replicates=800)
+    assert alike.spearman.lo < 0 < alike.spearman.hi and agreement.difference(bad, good, target).spearman.hi < 0
+
+
 def test_bad_input_is_refused_in_one_line():
     with pytest.raises(ValueError, match="NaN"):
         Measured({"a": {0: math.nan}})

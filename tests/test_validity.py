@@ -94,6 +94,17 @@ def test_a_toy_that_ranks_as_text_predicts_it_and_one_that_reverses_it_runs_agai
     assert dyck.pairs.same > 0 and dyck.pairs.other == 0 and brackets.pairs.other > 0 and brackets.pairs.same == 0
 
 
+def test_a_small_text_run_is_said_to_predict_better_only_than_the_toy_that_reverses_text(rendered):
+    text, study = rendered
+    rows = text.split("## Does a small text run")[1].split("##")[0]
+    assert "| the bracket pairs | fine-tuning (accuracy) | 7 |" in rows and "text at 1x predicts better |" in rows
+    assert "| Dyck | fine-tuning (accuracy) | 7 |" in rows
+    dyck = next(line for line in rows.splitlines() if line.startswith("| Dyck | fine-tuning"))
+    assert dyck.endswith("| undecided |")
+    v = study.versus("text1x", "brackets", "finetune")
+    assert v.spearman.lo > 0 and f"{v.spearman.value:+.2f} ({v.spearman.lo:+.2f} to {v.spearman.hi:+.2f})" in rows
+
+
 def test_every_coefficient_on_the_page_is_the_studys(rendered):
     text, study = rendered
     names = {"dyck": "Dyck", "brackets": "the bracket pairs", "text1x": "text at 1x"}

@@ -63,7 +63,7 @@ class Study:
         self.settings = order
         arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
         self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
-        self._compared: dict[tuple, Comparison | None] = {}  # a page renders twice: each bootstrap runs once
+        self._compared: dict[tuple, object] = {}  # a page renders twice: each bootstrap runs once
         self.target, self.control, self.not_cloze = TARGET, CONTROL, NOT_CLOZE  # for the page
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:
@@ -137,6 +137,17 @@ class Study:
             len(mx.seeds(arms)), len(my.seeds(arms)),
             self.questions(x, measure, arms), self.questions(y, measure, arms),
         )  # fmt: skip
+
+    def versus(self, x1: str, x2: str, measure: str, replicates: int = 2000) -> agreement.Difference | None:
+        """Does setting `x1` predict the target better than `x2` does, on `measure`? (None below 3 shared arms
+        or 2 seeds.)"""
+        key = ("versus", x1, x2, measure, replicates)
+        if key not in self._compared:
+            arms = self.arms_of(measure, x1, x2, self.target)
+            found = [self.measured(s, measure, arms) for s in (x1, x2, self.target)] if len(arms) >= 3 else []
+            enough = found and min(len(m.seeds(arms)) for m in found) >= 2
+            self._compared[key] = agreement.difference(*found, arms, replicates) if enough else None
+        return self._compared[key]
 
     def effects(self, setting: str, measure: str, control: str, arms: list[str]) -> dict[str, stats.Interval]:
         """Each arm minus `control`, paired by seed, oriented so that > 0 favours the arm, with the policy's

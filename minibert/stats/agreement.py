@@ -169,6 +169,45 @@ def _truth(m: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return means.mean() + shrink * (means - means.mean())
 
 
+def _matrices(settings: Sequence[Measured], arms: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each setting's (S, A) figures (higher is better) and (A,) sampling SDs, checked for what an interval needs."""
+    if len(arms) < 3:
+        raise ValueError(f"a rank correlation needs at least 3 arms, got {len(arms)}: {arms}")
+    out = [(m.matrix(arms), m.sampling_sd(arms)) for m in settings]
+    if min(len(m) for m, _ in out) < 2:
+        counts = [len(m) for m, _ in out]
+        raise ValueError(f"a rank correlation's interval needs 2 seeds in each setting, got {counts}: one seed says "
+                         "nothing of the seeds' noise")  # fmt: skip
+    return out
+
+
+def _draws(settings: Sequence[Measured], arms: list[str], replicates: int, over_arms: bool, seed: int) -> list:
+    """Each setting's (B, A) replicates of its arms' means, the arms drawn alike for all when `over_arms`."""
+    rng = np.random.default_rng(seed)
+    draws = [_replicates(m, sd, replicates, rng) for m, sd in _matrices(settings, arms)]
+    if over_arms:
+        pick = rng.integers(0, len(arms), (replicates, len(arms)))
+        draws = [np.take_along_axis(r, pick, 1) for r in draws]
+    return draws
+
+
+def _summarise(value: float, col: np.ndarray, bound: float = 1.0) -> Coefficient:
+    """The estimate with its replicates' 95% percentiles, moved by their median bias and kept in +-`bound`: a
+    replicate ranks noisy means again, so the replicates sit below the estimate as the estimate sits below the
+    truth. Efron's bias-corrected percentiles would say the same away from the bounds, but at an estimate of
+    exactly 1 (every arm in the same order) they collapse onto [1, 1]; a shift cannot."""
+    ok = col[~np.isnan(col)]
+    if not len(ok) or math.isnan(value):
+        return Coefficient(value, math.nan, math.nan, int(len(col) - len(ok)))
+    lo, hi = np.quantile(ok, [0.025, 0.975]) + (value - np.median(ok))
+    return Coefficient(value, float(max(lo, -bound)), float(min(hi, bound)), int(len(col) - len(ok)))
+
+
+def _of_means(x: Measured, y: Measured, arms: list[str]) -> tuple[float, float]:
+    rho, tau = _coefficients(x.matrix(arms).mean(0)[None], y.matrix(arms).mean(0)[None])
+    return float(rho[0]), float(tau[0])
+
+
 def correlation(
     x: Measured,
     y: Measured,
@@ -180,35 +219,33 @@ def correlation(
     """The rank correlation of `x`'s and `y`'s arms (those both measured, or `arms`), with 95% intervals from
     the bootstrap the module docstring describes."""
     arms = list(arms) if arms is not None else [a for a in x.arms if a in y.values]
-    if len(arms) < 3:
-        raise ValueError(f"a rank correlation needs at least 3 arms, got {len(arms)}: {arms}")
-    mx, my = x.matrix(arms), y.matrix(arms)
-    if min(len(mx), len(my)) < 2:
-        raise ValueError(f"a rank correlation's interval needs 2 seeds in each setting, got {len(mx)} and {len(my)}: "
-                         "one seed says nothing of the seeds' noise")  # fmt: skip
-    sx, sy = x.sampling_sd(arms), y.sampling_sd(arms)
-    rho, tau = (float(c[0]) for c in _coefficients(mx.mean(0)[None], my.mean(0)[None]))
-    rng = np.random.default_rng(seed)
-    rx, ry = _replicates(mx, sx, replicates, rng), _replicates(my, sy, replicates, rng)
-    if over_arms:
-        pick = rng.integers(0, len(arms), (replicates, len(arms)))
-        rx, ry = np.take_along_axis(rx, pick, 1), np.take_along_axis(ry, pick, 1)
+    rx, ry = _draws([x, y], arms, replicates, over_arms, seed)
+    rho, tau = _of_means(x, y, arms)
     d = np.stack(_coefficients(rx, ry), axis=1)  # (B, 2)
+    return Correlation(_summarise(rho, d[:, 0]), _summarise(tau, d[:, 1]), len(arms),
+                       (len(x.seeds(arms)), len(y.seeds(arms))), over_arms, replicates)  # fmt: skip
 
-    def summarise(value: float, col: np.ndarray) -> Coefficient:
-        ok = col[~np.isnan(col)]
-        if not len(ok) or math.isnan(value):
-            return Coefficient(value, math.nan, math.nan, int(len(col) - len(ok)))
-        # the percentiles moved by the replicates' median bias: a replicate ranks noisy means again, so the
-        # replicates sit below the estimate as the estimate sits below the truth. Efron's bias-corrected
-        # percentiles would say the same away from the bounds, but at an estimate of exactly 1 (every arm in the
-        # same order) they collapse onto [1, 1]; a shift cannot, and is clipped to [-1, 1].
-        lo, hi = np.quantile(ok, [0.025, 0.975]) + (value - np.median(ok))
-        lo, hi = max(lo, -1.0), min(hi, 1.0)
-        return Coefficient(value, float(lo), float(hi), int(len(col) - len(ok)))
 
-    return Correlation(summarise(rho, d[:, 0]), summarise(tau, d[:, 1]), len(arms), (len(mx), len(my)),
-                       over_arms, replicates)  # fmt: skip
+@dataclass(frozen=True)
+class Difference:
+    """rho(x1, y) - rho(x2, y) and tau's: how much better `x1`'s ranking predicts `y`'s than `x2`'s does."""
+
+    spearman: Coefficient
+    kendall: Coefficient
+    arms: int
+
+
+def difference(x1: Measured, x2: Measured, y: Measured, arms: Sequence[str] | None = None,
+               replicates: int = 2000, seed: int = 0) -> Difference:  # fmt: skip
+    """Does `x1` predict `y` better than `x2` does? The two coefficients' difference over the arms all three
+    measured, with the over-arms bootstrap of `correlation`: each replicate draws all three settings and one draw
+    of arms for both coefficients, so `y`'s noise and the arms' luck, which the two share, largely cancel."""
+    arms = list(arms) if arms is not None else [a for a in x1.arms if a in x2.values and a in y.values]
+    r1, r2, ry = _draws([x1, x2, y], arms, replicates, True, seed)
+    (rho1, tau1), (rho2, tau2) = _of_means(x1, y, arms), _of_means(x2, y, arms)
+    c1, c2 = np.stack(_coefficients(r1, ry), axis=1), np.stack(_coefficients(r2, ry), axis=1)
+    d = c1 - c2
+    return Difference(_summarise(rho1 - rho2, d[:, 0], 2.0), _summarise(tau1 - tau2, d[:, 1], 2.0), len(arms))
 
 
 @dataclass(frozen=True)
