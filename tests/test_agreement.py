@@ -126,6 +126,16 @@ def test_holm_leaves_undecided_a_pair_that_its_own_test_alone_would_decide():
     assert all(v.sign == 0 for v in verdicts)
 
 
+def test_a_coefficient_decided_alone_can_be_undecided_held_together_with_many():
+    rng = np.random.default_rng(12)
+    tx = rng.normal(size=12)
+    ty = 0.6 * tx + 0.8 * rng.normal(size=12)
+    x, y = measured(tx, 0.3, 3, rng), measured(ty, 0.3, 3, rng)
+    alone, held = (correlation(x, y, replicates=2000, over_arms=True, family=k).spearman for k in (1, 200))
+    assert (alone.lo, alone.hi) == (held.lo, held.hi)  # the same 95% interval is shown
+    assert alone.lo > 0 and alone.sign == 1 and held.sign == 0
+
+
 def test_a_better_predictor_is_told_apart_and_two_alike_are_not():
     rng = np.random.default_rng(9)
     truth = rng.normal(size=12)

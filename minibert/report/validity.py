@@ -115,24 +115,35 @@ class Study:
         ns = [f.questions for a in arms if (f := self.figure(setting, measure, a)) is not None and f.questions]
         return sum(ns) / len(ns) if ns else math.nan
 
+    def comparable(self, *settings: str, measure: str) -> list[str]:
+        """The arms `settings` all measured on `measure`, when there are enough for a coefficient (3 arms, 2
+        seeds paired in each setting); [] otherwise."""
+        arms = self.arms_of(measure, *settings)
+        if len(arms) < 3 or any(len(self.measured(s, measure, arms).seeds(arms)) < 2 for s in settings):
+            return []
+        return arms
+
+    def family(self) -> int:
+        """How many predictor x measure coefficients the page judges: each verdict is read at 0.05 / this."""
+        return max(1, sum(bool(self.comparable(p, self.target, measure=m)) for p in self.settings
+                          if p != self.target for m in MEASURES))  # fmt: skip
+
     def compare(self, x: str, y: str, measure: str, replicates: int = 2000) -> Comparison | None:
         """Setting `x`'s ranking against setting `y`'s on `measure`, over the arms both have (None below 3 arms
-        or 2 seeds)."""
+        or 2 seeds); its signs are held together with the page's other coefficients (`family`)."""
         key = (x, y, measure, replicates)
         if key not in self._compared:
             self._compared[key] = self._compare(x, y, measure, replicates)
         return self._compared[key]
 
     def _compare(self, x: str, y: str, measure: str, replicates: int) -> Comparison | None:
-        arms = self.arms_of(measure, x, y)
-        if len(arms) < 3:
+        arms = self.comparable(x, y, measure=measure)
+        if not arms:
             return None
         mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
-        if min(len(mx.seeds(arms)), len(my.seeds(arms))) < 2:  # the seeds' noise is unknown on one seed
-            return None
         return Comparison(
             x, y, measure, arms,
-            agreement.correlation(mx, my, arms, replicates, over_arms=True),
+            agreement.correlation(mx, my, arms, replicates, over_arms=True, family=self.family()),
             agreement.agreement(mx, my, arms),
             len(mx.seeds(arms)), len(my.seeds(arms)),
             self.questions(x, measure, arms), self.questions(y, measure, arms),
@@ -143,10 +154,11 @@ class Study:
         or 2 seeds.)"""
         key = ("versus", x1, x2, measure, replicates)
         if key not in self._compared:
-            arms = self.arms_of(measure, x1, x2, self.target)
-            found = [self.measured(s, measure, arms) for s in (x1, x2, self.target)] if len(arms) >= 3 else []
-            enough = found and min(len(m.seeds(arms)) for m in found) >= 2
-            self._compared[key] = agreement.difference(*found, arms, replicates) if enough else None
+            arms = self.comparable(x1, x2, self.target, measure=measure)
+            found = [self.measured(s, measure, arms) for s in (x1, x2, self.target)]
+            family = max(1, sum(bool(self.comparable(x1, p, self.target, measure=m)) for p in self.settings
+                                if p not in (x1, self.target) for m in MEASURES))  # fmt: skip
+            self._compared[key] = agreement.difference(*found, arms, replicates, family=family) if arms else None
         return self._compared[key]
 
     def effects(self, setting: str, measure: str, control: str, arms: list[str]) -> dict[str, stats.Interval]:

@@ -95,13 +95,16 @@ class Measured:
 
 @dataclass(frozen=True)
 class Coefficient:
-    """A coefficient with its percentile interval; `dropped`: replicates where it was undefined (every arm
-    tied in one setting), left out of the percentiles."""
+    """A coefficient with its 95% percentile interval; `sign`: the side of zero the interval at the family's
+    level (1 - 0.05 / family, Bonferroni) excludes, 0 when it holds zero, so that the verdicts drawn from one
+    page's coefficients hold together; `dropped`: replicates where it was undefined (every arm tied in one
+    setting), left out of the percentiles."""
 
     value: float
     lo: float
     hi: float
     dropped: int = 0
+    sign: int = 0
 
     def __str__(self) -> str:
         return f"{self.value:+.2f} ({self.lo:+.2f} to {self.hi:+.2f})"
@@ -191,16 +194,20 @@ def _draws(settings: Sequence[Measured], arms: list[str], replicates: int, over_
     return draws
 
 
-def _summarise(value: float, col: np.ndarray, bound: float = 1.0) -> Coefficient:
+def _summarise(value: float, col: np.ndarray, bound: float = 1.0, family: int = 1) -> Coefficient:
     """The estimate with its replicates' 95% percentiles, moved by their median bias and kept in +-`bound`: a
     replicate ranks noisy means again, so the replicates sit below the estimate as the estimate sits below the
     truth. Efron's bias-corrected percentiles would say the same away from the bounds, but at an estimate of
-    exactly 1 (every arm in the same order) they collapse onto [1, 1]; a shift cannot."""
+    exactly 1 (every arm in the same order) they collapse onto [1, 1]; a shift cannot. The sign is read from
+    the same replicates at 1 - 0.05 / `family`."""
     ok = col[~np.isnan(col)]
     if not len(ok) or math.isnan(value):
         return Coefficient(value, math.nan, math.nan, int(len(col) - len(ok)))
-    lo, hi = np.quantile(ok, [0.025, 0.975]) + (value - np.median(ok))
-    return Coefficient(value, float(max(lo, -bound)), float(min(hi, bound)), int(len(col) - len(ok)))
+    shift = value - np.median(ok)
+    lo, hi = np.quantile(ok, [0.025, 0.975]) + shift
+    jlo, jhi = np.quantile(ok, [0.025 / family, 1 - 0.025 / family]) + shift
+    sign = 1 if jlo > 0 else -1 if jhi < 0 else 0
+    return Coefficient(value, float(max(lo, -bound)), float(min(hi, bound)), int(len(col) - len(ok)), sign)
 
 
 def _of_means(x: Measured, y: Measured, arms: list[str]) -> tuple[float, float]:
@@ -215,14 +222,15 @@ def correlation(
     replicates: int = 2000,
     over_arms: bool = False,
     seed: int = 0,
+    family: int = 1,
 ) -> Correlation:
     """The rank correlation of `x`'s and `y`'s arms (those both measured, or `arms`), with 95% intervals from
-    the bootstrap the module docstring describes."""
+    the bootstrap the module docstring describes, and signs held together with `family` - 1 other verdicts."""
     arms = list(arms) if arms is not None else [a for a in x.arms if a in y.values]
     rx, ry = _draws([x, y], arms, replicates, over_arms, seed)
     rho, tau = _of_means(x, y, arms)
     d = np.stack(_coefficients(rx, ry), axis=1)  # (B, 2)
-    return Correlation(_summarise(rho, d[:, 0]), _summarise(tau, d[:, 1]), len(arms),
+    return Correlation(_summarise(rho, d[:, 0], family=family), _summarise(tau, d[:, 1], family=family), len(arms),
                        (len(x.seeds(arms)), len(y.seeds(arms))), over_arms, replicates)  # fmt: skip
 
 
@@ -236,7 +244,7 @@ class Difference:
 
 
 def difference(x1: Measured, x2: Measured, y: Measured, arms: Sequence[str] | None = None,
-               replicates: int = 2000, seed: int = 0) -> Difference:  # fmt: skip
+               replicates: int = 2000, seed: int = 0, family: int = 1) -> Difference:  # fmt: skip
     """Does `x1` predict `y` better than `x2` does? The two coefficients' difference over the arms all three
     measured, with the over-arms bootstrap of `correlation`: each replicate draws all three settings and one draw
     of arms for both coefficients, so `y`'s noise and the arms' luck, which the two share, largely cancel."""
@@ -245,7 +253,8 @@ def difference(x1: Measured, x2: Measured, y: Measured, arms: Sequence[str] | No
     (rho1, tau1), (rho2, tau2) = _of_means(x1, y, arms), _of_means(x2, y, arms)
     c1, c2 = np.stack(_coefficients(r1, ry), axis=1), np.stack(_coefficients(r2, ry), axis=1)
     d = c1 - c2
-    return Difference(_summarise(rho1 - rho2, d[:, 0], 2.0), _summarise(tau1 - tau2, d[:, 1], 2.0), len(arms))
+    return Difference(_summarise(rho1 - rho2, d[:, 0], 2.0, family), _summarise(tau1 - tau2, d[:, 1], 2.0, family),
+                      len(arms))  # fmt: skip
 
 
 @dataclass(frozen=True)
