@@ -4,9 +4,7 @@ the objectives and tasks on it."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 import warnings
 from collections import Counter
@@ -310,17 +308,18 @@ def test_objectives_that_need_a_grammar_refuse_text_in_one_line(text, make):
 
 
 def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(tmp_path, monkeypatch):
-    """Pre-train on a corpus the test writes (python -m minibert, as a user runs it), then fine-tune (in this
-    process) with another vocabulary size asked: the checkpoint's tokenizer wins, so the ids mean what they meant."""
+    """Pre-train on a corpus the test writes (the CLI's own entry point, in this process: tests/test_cli.py runs
+    `python -m minibert` itself), then fine-tune with another vocabulary size asked: the checkpoint's tokenizer
+    wins, so the ids mean what they meant."""
     folder = write_corpus(tmp_path / "corpus", n_files=16, lines=80)
-    env = {**os.environ, "MINIBERT_CACHE": str(tmp_path / "cache"), "WANDB_MODE": "offline"}
     language = ["--model.init_args.objective.init_args.language.init_args.corpus", str(folder),
                 "--model.init_args.objective.init_args.language.init_args.vocab_size", "120"]  # fmt: skip
     common = ["--trainer.enable_progress_bar=false", "--trainer.logger=false", "--data.val_size=8"]
-    fit = [sys.executable, "-m", "minibert", "fit"]
     pre = ["-c", "configs/pretrain.yaml", "-c", "configs/languages/text.yaml", "--trainer.max_steps=4",
            f"--trainer.default_root_dir={tmp_path}/pre"]  # fmt: skip
-    subprocess.run([*fit, *pre, *language, *common], cwd=ROOT, env=env, check=True, capture_output=True)
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+    main(["fit", *pre, *language, *common])
     summary_path = next((tmp_path / "pre").rglob("summary.json"))
     summary = json.loads(summary_path.read_text())
     corpus = summary["language"]
@@ -332,8 +331,6 @@ def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(
     fine = [*language[:-1], "90"]  # another vocabulary asked for (the same corpus path)
     tune = ["-c", "configs/finetune.yaml", "-c", "configs/languages/text_finetune.yaml", "--trainer.max_steps=2",
             f"--trainer.default_root_dir={tmp_path}/ft", f"--model.init_args.encoder_ckpt={ckpt}"]  # fmt: skip
-    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(ROOT)
     main(["fit", *tune, *fine, *common])
     tuned = json.loads(next((tmp_path / "ft").rglob("summary.json")).read_text())
     assert tuned["language"]["tokenizer_sha256"] == corpus["tokenizer_sha256"]
