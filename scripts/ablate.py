@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     seeds.add_argument("--seed-list", help="comma-separated seeds, e.g. 0,1,7")
     p.add_argument("--only", help="comma-separated globs on experiment names, e.g. 'pretrain/*,finetune/full'")
-    p.add_argument("--out", default="results", help="where results (and runs/) go (default results/)")
+    p.add_argument("--out", help="where results (and runs/) go (default results/)")
     p.add_argument(
         "--quick",
         action="store_true",
@@ -94,9 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--seeds={args.seeds}: must be at least 1")
     if args.seed_list is not None and any(s < 0 or s > 2**32 - 1 for s in args.seed_list):
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
-    given = argv if argv is not None else sys.argv[1:]
-    if args.quick and not any(a == "--out" or a.startswith("--out=") for a in given):
+    if args.quick and args.out is None:
         p.error("--quick needs its own --out, so that its tiny runs never join a grid's committed results")
+    args.out = args.out or "results"
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
     for folder in args.plugins:

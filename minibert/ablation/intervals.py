@@ -171,21 +171,38 @@ def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interv
     return Interval(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)), len(values), df)
 
 
+def with_sampling(values: Sequence[float], sampling: float) -> Interval:
+    """The mean of per-seed `values` (differences, or gaps) with its 95% interval: their spread over seeds at
+    Student's quantile plus `sampling`, the known variance a shared validation set adds to the mean, at the
+    normal one (`_quantile`); clipped to [-1, 1]."""
+    values = list(values)
+    mean = statistics.fmean(values)
+    seed_var, seed_df = _seed_term(values)
+    total = seed_var + sampling
+    t, df = _quantile(seed_var, seed_df, total)
+    half = t * math.sqrt(total)
+    return Interval(mean, max(-1.0, mean - half), min(1.0, mean + half), len(values), df)
+
+
+def p_value(iv: Interval) -> float:
+    """Two-sided p-value of mean = 0 implied by a symmetric 95% interval on `iv.df` degrees of freedom."""
+    half = max(iv.mean - iv.lo, iv.hi - iv.mean)
+    df = iv.df if iv.df is not None and iv.df >= 1 else math.inf
+    if not half > 0:
+        return 0.0 if iv.mean != 0 else 1.0
+    t = abs(iv.mean) / (half / t95(df))
+    return float(2 * stats.t.sf(t, df)) if not math.isinf(df) else float(2 * stats.norm.sf(t))
+
+
 def difference_interval(a: dict[int, float], b: dict[int, float], n_a: float | None, n_b: float | None) -> Interval:
     """Paired A - B over the seeds both have (seed term from per-seed differences, sampling term from both
     proportions), clipped to [-1, 1]."""
     seeds = sorted(s for s in set(a) & set(b) if not (math.isnan(a[s]) or math.isnan(b[s])))
     if not seeds:
         return NAN
-    diffs = [a[s] - b[s] for s in seeds]
-    d = statistics.fmean(diffs)
     pa, pb = statistics.fmean(a[s] for s in seeds), statistics.fmean(b[s] for s in seeds)
-    seed_var, seed_df = _seed_term(diffs)
     sampling = (pa * (1 - pa) / n_a if n_a else 0.0) + (pb * (1 - pb) / n_b if n_b else 0.0)
-    total = seed_var + sampling
-    t, df = _quantile(seed_var, seed_df, total)
-    half = t * math.sqrt(total)
-    return Interval(d, max(-1.0, d - half), min(1.0, d + half), len(seeds), df)
+    return with_sampling([a[s] - b[s] for s in seeds], sampling)
 
 
 def reference_difference(values: Sequence[float | None], n: float | None, reference: float) -> Interval:

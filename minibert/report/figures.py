@@ -81,8 +81,8 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
 
 def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interval, Interval]]]], title: str) -> None:
     """One panel per (panel title, x label, y label, {arm: (x effect, y effect)}): each arm's effect in two
-    settings with both 95% intervals as crosses, in points, and the line y = x's sign agreement drawn as the
-    axes through zero (an arm in the top-right or bottom-left quadrant moves both settings the same way)."""
+    settings with both 95% intervals as crosses, in points, and the axes through zero drawn (an arm in the
+    top-right or bottom-left quadrant moves both settings the same way)."""
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
     for ax, (name, xlabel, ylabel, points) in zip(axes[0], panels):
         for arm, (x, y) in points.items():

@@ -251,9 +251,10 @@ class Data:
         ranked = sorted((self.stat(cost, experiment=e).mean, e) for e in self.experiments()
                         if self.find(metric, experiment=e) and self.find(reference, experiment=e))  # fmt: skip
         for _, e in ranked:
-            within = all(self.stat(k, experiment=e).mean <= v for k, v in (limits or {}).items())
+            if any(self.stat(k, experiment=e).mean > v for k, v in (limits or {}).items()):
+                continue
             c = self.between(metric, reference, experiment=e)
-            if within and c.seeds >= seeds and c.verdict() == "A better":
+            if c.seeds >= seeds and c.verdict() == "A better":  # fewer seeds: not judged, so not in the family
                 return e
         return None
 

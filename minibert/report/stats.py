@@ -21,18 +21,16 @@ import math
 import statistics
 from collections.abc import Mapping
 
-from scipy import stats as scipy_stats
-
 from minibert.ablation.intervals import (
     NAN,
     Interval,
-    _quantile,
-    _seed_term,
     accuracy_interval,
     difference_interval,
+    p_value,
     reference_difference,
     t95,
     variance,
+    with_sampling,
 )
 
 __all__ = ["NAN", "Interval", "Family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number", "sd"]
@@ -88,13 +86,8 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
     clean = [v for v in values.values() if not math.isnan(v)]
     if not clean:
         return NAN
-    mean = statistics.fmean(clean)
-    seed_var, seed_df = _seed_term(clean)
     sampling = (ceiling * (1 - ceiling) + accuracy * (1 - accuracy)) / n if n else 0.0
-    total = seed_var + sampling
-    t, df = _quantile(seed_var, seed_df, total)
-    half = t * math.sqrt(total)
-    return Interval(mean, max(-1.0, mean - half), min(1.0, mean + half), len(clean), df)
+    return with_sampling(clean, sampling)
 
 
 class Family:
@@ -159,16 +152,6 @@ def family_note(families: list[Family]) -> str:
     return (f"<sub>Verdicts hold together at 95% with every other verdict drawn from the same grid's table (Holm's "
             f"step-down over each grid's paired comparisons, on every page): {each}. Each interval is shown at 95% "
             "on its own (docs/statistics.md).</sub>")  # fmt: skip
-
-
-def p_value(iv: Interval) -> float:
-    """Two-sided p-value of mean = 0 implied by a symmetric 95% interval on `iv.df` degrees of freedom."""
-    half = max(iv.mean - iv.lo, iv.hi - iv.mean)
-    df = iv.df if iv.df is not None and iv.df >= 1 else math.inf
-    if not half > 0:
-        return 0.0 if iv.mean != 0 else 1.0
-    t = abs(iv.mean) / (half / t95(df))
-    return float(2 * scipy_stats.t.sf(t, df)) if not math.isinf(df) else float(2 * scipy_stats.norm.sf(t))
 
 
 def sign(iv: Interval, family: Family | None = None) -> int:

@@ -16,6 +16,7 @@ setting's two measures, both read so that the ranking's first arm is the best:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -40,7 +41,6 @@ class Figure:
     values: dict[int, float]
     sampling: float
     questions: float | None  # validation questions per seed
-    shared: bool
 
     @property
     def mean(self) -> float:
@@ -52,7 +52,9 @@ class Study:
 
     def __init__(self, data: Data):
         self.data = data
-        names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
+        listed = [e for e in data.experiments() if e.startswith(PREFIX + "/")]
+        self.experiments = set(listed)
+        names = [e.split("/") for e in listed]
         if not names:
             raise QueryError(f"{data.out}: no experiment named {PREFIX}/<setting>/<stage>/<arm>")
         budget = {}
@@ -69,8 +71,14 @@ class Study:
     def experiment(self, setting: str, stage: str, arm: str) -> str:
         return f"{PREFIX}/{setting}/{stage}/{arm}"
 
-    def has(self, setting: str, stage: str, arm: str) -> bool:
-        return self.experiment(setting, stage, arm) in self.data.experiments()
+    def short(self) -> tuple[list[str], int]:
+        """The cells (`<setting>/<stage>/<arm>`) with fewer seeds than the table's most, or none at all, and that
+        most: what a partial table still lacks."""
+        seeds = {e: len(self.data.seeds(experiment=e)) for e in self.experiments}
+        most = max(seeds.values())
+        cells = [f"{s}/{stage}/{a}" for s in self.settings for a in self.arms for stage in ("pretrain", "finetune")
+                 if seeds.get(self.experiment(s, stage, a), 0) < most]  # fmt: skip
+        return cells, most
 
     def lower_is_better(self, measure: str) -> bool:
         return measure == "cloze"
@@ -80,7 +88,7 @@ class Study:
         if measure == "finetune":
             e = self.experiment(setting, "finetune", arm)
             s = self.data.find("val/acc", experiment=e)
-            return None if s is None else Figure(s.values, _binomial(s), s.n, s.shared)
+            return None if s is None else Figure(s.values, _binomial(s), s.n)
         if measure != "cloze":
             raise QueryError(f"no measure {measure!r}: the study's are {', '.join(MEASURES)}")
         if arm in NOT_CLOZE:
@@ -91,14 +99,14 @@ class Study:
         acc = self.data.find("val/acc", experiment=e)
         gap = self.data.find("val/gap/acc", experiment=e)
         if gap is not None and acc is not None:  # an exact ceiling
-            return Figure(gap.values, _binomial(acc), acc.n, gap.shared)
+            return Figure(gap.values, _binomial(acc), acc.n)
         refs = [self.data.stat(m, experiment=e) for m, c in self.data.figures(e)
                 if c == "" and m.startswith("val/reference/") and m.endswith("/acc")]  # fmt: skip
         if acc is None or not refs:
             return None
         best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
         values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
-        return Figure(values, _binomial(acc), acc.n, acc.shared)
+        return Figure(values, _binomial(acc), acc.n)
 
     def arms_of(self, measure: str, *settings: str) -> list[str]:
         """The arms with a figure on `measure` in every one of `settings`."""
@@ -123,6 +131,7 @@ class Study:
             return []
         return arms
 
+    @functools.cached_property
     def family(self) -> int:
         """How many predictor x measure coefficients the page judges: each verdict is read at 0.05 / this."""
         return max(1, sum(bool(self.comparable(p, self.target, measure=m)) for p in self.settings
@@ -143,7 +152,7 @@ class Study:
         mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
         return Comparison(
             x, y, measure, arms,
-            agreement.correlation(mx, my, arms, replicates, over_arms=True, family=self.family()),
+            agreement.correlation(mx, my, arms, replicates, over_arms=True, family=self.family),
             agreement.agreement(mx, my, arms),
             len(mx.seeds(arms)), len(my.seeds(arms)),
             self.questions(x, measure, arms), self.questions(y, measure, arms),

@@ -272,30 +272,19 @@ class PairVerdict:
 
 
 def pair_verdicts(m: Measured, arms: Sequence[str], alpha: float = ALPHA) -> list[PairVerdict]:
-    """Every pair of `arms`, a - b read so that positive favours a: the paired interval of the statistics
-    policy (the per-seed differences' spread at Student's quantile, plus both arms' shared-set sampling at the
-    normal one: `minibert.ablation.intervals`), the pairs held together by Holm's step-down."""
+    """Every pair of `arms`, a - b read so that positive favours a, by the statistics policy's paired interval
+    (`intervals.with_sampling`: the per-seed differences' spread plus both arms' shared-set sampling), the
+    pairs held together by Holm's step-down. On one seed, or when every seed gave the same difference on sets
+    of its own, nothing says how far the mean may be off: no p, no verdict."""
     out = []
-    for i, j in itertools.combinations(range(len(arms)), 2):
-        mat = m.matrix([arms[i], arms[j]])
-        diffs = list(mat[:, 0] - mat[:, 1])
-        mean = float(np.mean(diffs))
-        if len(diffs) < 2:  # the seeds' spread is unknown: no interval, no verdict
-            out.append((arms[i], arms[j], mean, -math.inf, math.inf, math.nan))
-            continue
-        seed_var, seed_df = intervals._seed_term(diffs)
-        total = seed_var + m.sampling.get(arms[i], 0.0) + m.sampling.get(arms[j], 0.0)
-        t, df = intervals._quantile(seed_var, seed_df, total)
-        half = t * math.sqrt(total)
-        if total > 0:
-            z = abs(mean) / math.sqrt(total)
-            p = float(2 * (scipy_stats.norm.sf(z) if math.isinf(df) else scipy_stats.t.sf(z, df)))
-        else:  # every seed gave the same difference, on sets of their own: nothing says how far it may be off
-            p = math.nan
-        out.append((arms[i], arms[j], mean, mean - half, mean + half, p))
+    for a, b in itertools.combinations(arms, 2):
+        mat = m.matrix([a, b])
+        iv = intervals.with_sampling(mat[:, 0] - mat[:, 1], m.sampling.get(a, 0.0) + m.sampling.get(b, 0.0))
+        p = intervals.p_value(iv) if len(mat) > 1 and iv.hi > iv.lo else math.nan
+        out.append((a, b, iv, p))
     keep = holm([1.0 if math.isnan(p) else p for *_, p in out], alpha)  # an unknown p decides nothing
-    return [PairVerdict(a, b, mean, lo, hi, p, int(np.sign(mean)) if k else 0)
-            for (a, b, mean, lo, hi, p), k in zip(out, keep)]  # fmt: skip
+    return [PairVerdict(a, b, iv.mean, iv.lo, iv.hi, p, int(np.sign(iv.mean)) if k else 0)
+            for (a, b, iv, p), k in zip(out, keep)]  # fmt: skip
 
 
 @dataclass(frozen=True)
