@@ -88,6 +88,28 @@ def test_shared_question_sampling_widens_the_interval():
     assert graded.spearman.lo < free.spearman.lo - 0.1
 
 
+def test_the_ceiling_is_what_the_true_ranking_scores_against_the_measured_one():
+    """A perfect predictor (the true figures) against a noisy experiment: averaged over simulated experiments,
+    the ceiling each estimates from its own data matches the coefficient the truth really scores against that
+    experiment's means; it is near 1 without noise and falls as noise grows. (At noise twice the true spread
+    it errs low, 0.50 against 0.61: the truth's spread is then estimated from little.)"""
+    rng = np.random.default_rng(8)
+    falls = []
+    for noise, near in ((0.05, 0.99), (0.6, None), (1.2, None)):
+        estimated, actual = [], []
+        for trial in range(120):
+            true = rng.normal(size=12)
+            m = measured(true, noise, 3, rng)
+            means = [np.mean(list(m.values[f"a{i}"].values())) for i in range(12)]
+            actual.append(scipy_stats.spearmanr(true, means).statistic)
+            estimated.append(agreement.ceiling(m, replicates=300, seed=trial).spearman)
+        if near is not None:
+            assert np.mean(estimated) > near and np.mean(actual) > near
+        falls.append(np.mean(estimated))
+        assert np.mean(estimated) == pytest.approx(np.mean(actual), abs=0.04), (np.mean(estimated), np.mean(actual))
+    assert falls[0] > falls[1] + 0.05 > falls[2] + 0.15
+
+
 def test_pairwise_agreement_counts_each_settings_decided_pairs_and_holds_them_together():
     # x: three arms far apart on five seeds; y: agrees on a > b, reverses b vs c, and cannot tell a from c
     noise = np.random.default_rng(8).normal(0, 0.002, (6, 5))

@@ -170,6 +170,13 @@ class Study:
             self._compared[key] = agreement.difference(*found, arms, replicates, family=family) if arms else None
         return self._compared[key]
 
+    def ceiling(self, setting: str, measure: str, arms: list[str], replicates: int = 2000) -> agreement.Ceiling:
+        """What a perfect predictor of `setting`'s true ranking of `arms` would score against it as measured."""
+        key = ("ceiling", setting, measure, tuple(arms), replicates)
+        if key not in self._compared:
+            self._compared[key] = agreement.ceiling(self.measured(setting, measure, arms), arms, replicates)
+        return self._compared[key]
+
     def effects(self, setting: str, measure: str, control: str, arms: list[str]) -> dict[str, stats.Interval]:
         """Each arm minus `control`, paired by seed, oriented so that > 0 favours the arm, with the policy's
         interval (seeds, plus both arms' shared-set sampling)."""

@@ -2,7 +2,8 @@
 
 A setting (Dyck at its budget, text at ten times it, ...) measures one figure per arm over seeds that are
 paired across arms (seed s of every arm shares its data order and initialisation draw). `Measured` holds it;
-`correlation` compares the rankings of two settings and `agreement` their pairwise verdicts.
+`correlation` compares the rankings of two settings, `agreement` their pairwise verdicts, and `ceiling` says what
+a perfect predictor would score against one setting's noise.
 
 Where the uncertainty comes from, and what the interval of `correlation` draws:
 - **Seeds.** Each arm's mean over its S seeds moves by the seeds' noise: its variance is pooled over arms from
@@ -232,6 +233,37 @@ def correlation(
     d = np.stack(_coefficients(rx, ry), axis=1)  # (B, 2)
     return Correlation(_summarise(rho, d[:, 0], family=family), _summarise(tau, d[:, 1], family=family), len(arms),
                        (len(x.seeds(arms)), len(y.seeds(arms))), over_arms, replicates)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What a perfect predictor (one that knows `y`'s true figures) would score against `y` as measured: the
+    median of its coefficients over replicates of `y`'s experiment, with their 2.5 and 97.5 percentiles (the
+    range one experiment's luck spans, not an interval for a parameter)."""
+
+    spearman: float
+    spearman_range: tuple[float, float]
+    kendall: float
+    kendall_range: tuple[float, float]
+    arms: int
+
+
+def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 2000, seed: int = 0) -> Ceiling:
+    """The noise ceiling of any correlation with `y`: `y`'s noise alone (its seeds' and its shared set's) keeps
+    a predictor's coefficient below 1 however good the predictor is, so a toy setting's coefficient is read
+    against this, not against 1. Each replicate draws `y`'s arm means around the truth the bootstrap of
+    `correlation` centres on (the means shrunk to their estimated true spread) and ranks them against it.
+    Calibrated in tests/test_agreement.py: over simulated experiments it averages what the true figures score."""
+    arms = list(arms) if arms is not None else y.arms
+    rng = np.random.default_rng(seed)
+    ((m, sd),) = _matrices([y], arms)
+    draws = _replicates(m, sd, replicates, rng)  # (B, A)
+    truth = np.broadcast_to(_truth(m, sd), draws.shape)
+    rho, tau = _coefficients(truth, draws)
+    if np.ptp(truth[0]) == 0:  # the arms' means spread no more than their noise: nothing to rank, any predictor's
+        rho, tau = np.zeros(1), np.zeros(1)  # expected coefficient is 0
+    (rlo, rmid, rhi), (tlo, tmid, thi) = (np.nanquantile(c, [0.025, 0.5, 0.975]) for c in (rho, tau))
+    return Ceiling(float(rmid), (float(rlo), float(rhi)), float(tmid), (float(tlo), float(thi)), len(arms))
 
 
 @dataclass(frozen=True)
