@@ -92,7 +92,7 @@ def test_the_ceiling_is_what_the_true_ranking_scores_against_the_measured_one():
     """A perfect predictor (the true figures) against a noisy experiment: averaged over simulated experiments,
     the ceiling each estimates from its own data matches the coefficient the truth really scores against that
     experiment's means; it is near 1 without noise and falls as noise grows. (At noise twice the true spread
-    it errs low, 0.50 against 0.61: the truth's spread is then estimated from little.)"""
+    it errs low, 0.50 against 0.60: the truth's spread is then estimated from little.)"""
     rng = np.random.default_rng(8)
     falls = []
     for noise, near in ((0.05, 0.99), (0.6, None), (1.2, None)):
