@@ -333,3 +333,47 @@ def test_cheapest_picks_the_least_costly_arm_that_beats_its_reference_within_the
     assert d.cheapest("val/acc", "val/reference/trigram/acc") == "pretrain/c"
     assert d.cheapest("val/acc", "val/reference/trigram/acc", seeds=1) == "pretrain/b"
     assert d.cheapest("val/acc", "val/reference/trigram/acc", limits={"wall_time_s": 10}) is None
+
+
+def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts():
+    """Two arms graded on 12 shared documents whose difficulty differs a lot, 4 seeds. Their accuracies' parts
+    per document (what runs on real text log) make every interval the one that resamples documents with the
+    seeds (exactly `sequential.clustered` on the same sums), wider than the binomial one that takes the 9,600
+    questions as independent; the parts are never figures of their own."""
+    import numpy as np
+
+    from minibert.report.query import Data
+    from minibert.stats import sequential
+
+    rng = np.random.default_rng(0)
+    docs, seeds, per_doc = 12, 4, 800
+    hard = rng.normal(0, 0.15, docs)  # a document's own difficulty, shared by both arms
+    tilt = rng.normal(0, 0.05, docs)  # where the arms differ
+    rows, sums = [], {}
+    for arm, shift in (("a", 0.02), ("b", -0.02)):
+        e = f"pretrain/{arm}"
+        acc = np.clip(0.5 + shift + hard + (tilt if arm == "a" else -tilt), 0.05, 0.95)  # (C,)
+        per = rng.binomial(per_doc, acc, (seeds, docs)) / per_doc  # (S, C)
+        ref = np.clip(0.45 + hard, 0.05, 0.95)
+        sums[arm] = per * per_doc
+        rows += cells(e, "val/acc", dict(enumerate(per.mean(1))), n=docs * per_doc)
+        rows += cells(e, "val/reference/trigram/acc", {s: float(ref.mean()) for s in range(seeds)})
+        for c in range(docs):
+            rows += cells(e, "val/by_document/acc", {s: per[s, c] for s in range(seeds)}, f"d{c}", per_doc)
+            rows += cells(e, "val/by_document/reference/trigram/acc", {s: ref[c] for s in range(seeds)}, f"d{c}")
+    d = Data(pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST]))
+    flat = Data(d.frame[~d.frame.metric.str.startswith("val/by_document/")])
+    n = np.full((seeds, docs), float(per_doc))
+    expected = sequential.clustered(sums["a"], n, sums["b"], n)
+    got = d.diff("val/acc", {"experiment": "pretrain/a"}, {"experiment": "pretrain/b"}).interval
+    assert (got.mean, got.lo, got.hi) == pytest.approx((expected.mean, expected.lo, expected.hi))
+    plain = flat.diff("val/acc", {"experiment": "pretrain/a"}, {"experiment": "pretrain/b"}).interval
+    assert got.mean == pytest.approx(plain.mean) and got.hi - got.lo > 1.5 * (plain.hi - plain.lo)
+    one = d.stat("val/acc", experiment="pretrain/a").interval
+    assert one.hi - one.lo > 2 * (flat.stat("val/acc", experiment="pretrain/a").interval.hi - flat.stat(
+        "val/acc", experiment="pretrain/a").interval.lo)  # fmt: skip
+    gap = d.between("val/acc", "val/reference/trigram/acc", experiment="pretrain/a").interval  # the same questions
+    ref = np.broadcast_to(np.clip(0.45 + hard, 0.05, 0.95) * per_doc, (seeds, docs))
+    assert (gap.lo, gap.hi) == pytest.approx(
+        (sequential.clustered(sums["a"], n, ref, n).lo, sequential.clustered(sums["a"], n, ref, n).hi))
+    assert all(not m.startswith("val/by_document/") for m, _ in d.figures("pretrain/a"))

@@ -16,6 +16,7 @@ from minibert.ablation.power import paired_interval, seeds_needed
 from minibert.stats.sequential import (
     bounds,
     clopper_pearson,
+    clustered,
     decide,
     decide_many,
     e_process,
@@ -119,6 +120,39 @@ def test_whole_documents_are_resampled_when_questions_cluster():
     assert (singletons.lo, singletons.hi) == pytest.approx((flat.lo, flat.hi))
     with pytest.raises(ValueError, match="at least 2"):
         paired_differences_with_questions(a[:1], b[:1])
+
+
+def test_document_sums_cover_95_when_two_arms_answer_their_own_questions_from_shared_documents():
+    """What runs on real text keep: per seed and document, each arm's right answers and questions (two
+    objectives mask other positions of the same documents, so their questions differ in number and place).
+    30 documents sharing a difficulty (SD 1 on the logit) and an arm x document effect (SD 0.8), 5 seeds: the
+    document-resampling interval covers the difference on new seeds and new documents 94-96% of the time;
+    the interval that takes every question as an independent draw (the binomial term) covers 87%."""
+    rng = np.random.default_rng(5)
+    experiments, S, C = 2000, 5, 30
+    la, lb, sd_seed, sd_doc, sd_q, sd_ad = 1.1, 0.9, 0.1, 1.0, 1.0, 0.8
+    x, w = np.polynomial.hermite_e.hermegauss(60)
+    s = math.sqrt(sd_seed**2 + sd_doc**2 + sd_q**2 + sd_ad**2 / 4)
+    truth = float(w @ (special.expit(la + s * x) - special.expit(lb + s * x)) / w.sum())
+    covered = flat = 0
+    for e in range(experiments):
+        doc, ad = rng.normal(0, sd_doc, C), rng.normal(0, sd_ad, C) / 2
+        seed_a, seed_b = rng.normal(0, sd_seed, (2, S))
+        size_a, size_b = rng.integers(5, 60, C), rng.integers(5, 60, C)  # each arm's own questions per document
+        ta, tb = np.zeros((S, C)), np.zeros((S, C))
+        for c in range(C):
+            qa, qb = rng.normal(0, sd_q, size_a[c]), rng.normal(0, sd_q, size_b[c])
+            ta[:, c] = (rng.random((S, size_a[c])) < special.expit(la + seed_a[:, None] + doc[c] + ad[c] + qa)).sum(1)
+            tb[:, c] = (rng.random((S, size_b[c])) < special.expit(lb + seed_b[:, None] + doc[c] - ad[c] + qb)).sum(1)
+        na, nb = (np.broadcast_to(n, (S, C)).astype(float) for n in (size_a, size_b))
+        iv = clustered(ta, na, tb, nb, replicates=1000, seed=e)
+        covered += iv.lo <= truth <= iv.hi
+        pa, pb = dict(enumerate(ta.sum(1) / size_a.sum())), dict(enumerate(tb.sum(1) / size_b.sum()))
+        plain = difference_interval(pa, pb, size_a.sum(), size_b.sum())
+        flat += plain.lo <= truth <= plain.hi
+    print(f"\ndocuments: clustered interval covers {covered / experiments:.3f}, binomial {flat / experiments:.3f}")
+    assert 0.94 <= covered / experiments <= 0.96
+    assert flat / experiments < 0.90
 
 
 # --- The sequential verdict under continuous monitoring -------------------------------------------------------

@@ -240,6 +240,28 @@ def test_validation_windows_are_distinct_and_from_the_validation_split(text):
         text.draw(np.random.default_rng(0), text.val_windows + 1, "val")
 
 
+def test_every_validation_token_is_traced_to_its_document_without_changing_the_draw(text):
+    spans = text.data.documents["val"]
+    ids, documents = text.draw_with_documents(np.random.default_rng(0), 300, "val")
+    assert np.array_equal(ids, text.draw(np.random.default_rng(0), 300, "val"))  # the same windows from one rng
+    assert len(np.unique(documents)) > 5
+    stream = text.data.streams["val"]
+    view = np.lib.stride_tricks.sliding_window_view(stream, 63)
+    for row, docs in zip(ids[:40], documents[:40]):
+        at = np.flatnonzero(np.all(view == row[1:], 1))
+        start = int(at[at % 63 == 0][0])  # validation windows lie on the grid (the text may repeat elsewhere)
+        for offset, d in enumerate(docs[1:]):  # a token inside a document's span is that document's
+            place = start + offset
+            if stream[place] != wordpiece.SEP_ID:
+                assert spans[d, 0] <= place < spans[d, 1]
+        assert docs[0] == docs[1]  # [CLS] counts with the window's first token
+    task = SegmentPairs(language=text)
+    batch = task.make_batch(np.random.default_rng(0), 30, "val")
+    for row, d in zip(batch["inputs"].numpy(), batch["document"].numpy()):
+        assert in_one_document(stream, spans[d : d + 1], row[1 : 1 + task.segment_length])
+    assert "document" not in task.make_batch(np.random.default_rng(0), 4, "train")  # validation only
+
+
 # --- objectives and tasks on text -----------------------------------------------------------------------------------
 
 
@@ -335,6 +357,13 @@ def test_a_run_on_a_user_corpus_records_it_and_fine_tuning_reuses_its_tokenizer(
     tuned = json.loads(next((tmp_path / "ft").rglob("summary.json")).read_text())
     assert tuned["language"]["tokenizer_sha256"] == corpus["tokenizer_sha256"]
     assert tuned["language"]["sha256"] == corpus["sha256"]
+    # each run keeps its figures per validation document, and they add up to the run's own
+    for run, figures in ((summary, ["acc", "reference/left_right_trigram/acc"]), (tuned, ["acc"])):
+        n = {k.rsplit("_", 1)[1]: v for k, v in run.items() if k.startswith("val/by_document/n_")}
+        assert n and sum(n.values()) == run["val/n"]
+        for figure in figures:
+            total = sum(run[f"val/by_document/{figure}_{d}"] * n[d] for d in n)
+            assert total / run["val/n"] == pytest.approx(run[f"val/{figure}"], abs=1e-6)
 
 
 @pytest.mark.slow

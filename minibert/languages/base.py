@@ -90,6 +90,13 @@ class Language(ABC):
         draws both from one distribution (the validation set has its own seed); a corpus keeps them apart."""
         return self.sample(rng, n)
 
+    def draw_with_documents(self, rng: np.random.Generator, n: int, split: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """`draw` (the same sentences from the same `rng`), and per token the document it was taken from, (n,
+        seq_len) int64, where sentences of one document share its quirks and its questions' sampling error
+        clusters by document (a corpus); None where every sentence is its own independent draw (a generated
+        language)."""
+        return self.draw(rng, n, split), None
+
     def provenance(self) -> dict:
         """What a run records about where its sentences came from (summary.json's `language`): a corpus's hash
         and source; nothing for a generated language, which its parameters define."""

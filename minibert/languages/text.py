@@ -150,6 +150,11 @@ class Text(Language):
 
     def draw(self, rng: np.random.Generator, n: int, split: str) -> np.ndarray:
         """`n` windows of the `split` side, (n, 1 + length) int64, each after a [CLS]."""
+        return self.draw_with_documents(rng, n, split)[0]
+
+    def draw_with_documents(self, rng: np.random.Generator, n: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+        """`draw`'s windows and, per token, the index of its document in `data.documents[split]`, (n, 1 + length)
+        int64 each: the [SEP] after a document counts with the next one, and [CLS] with the window's first token."""
         stream, L = self.data.streams[split], self.length
         if split == "train":
             starts = rng.integers(0, len(stream) - L + 1, size=n)
@@ -160,12 +165,21 @@ class Text(Language):
                     f"{n} asked for: lower data.val_size to at most {self.val_windows}, or raise Text.val_share"
                 )
             starts = rng.choice(self.val_windows, size=n, replace=False) * L
-        windows = stream[starts[:, None] + np.arange(L)]
-        return np.concatenate([np.full((n, 1), CLS_ID), windows], axis=1)
+        at = starts[:, None] + np.arange(L)  # (n, L) places in the stream
+        ends = self.data.documents[split][:, 1]  # (D,) where each document ends (exclusive)
+        documents = np.minimum(np.searchsorted(ends, at, side="right"), len(ends) - 1)
+        ids = np.concatenate([np.full((n, 1), CLS_ID), stream[at]], axis=1)
+        return ids, np.concatenate([documents[:, :1], documents], axis=1)
 
     def segment_pairs(self, rng: np.random.Generator, n: int, split: str, length: int) -> np.ndarray:
         """`n` pairs of consecutive stretches of `length` tokens from one document each: (n, 2, length) int64,
         drawn uniformly over the documents' places that fit two (those of documents of 2 * length or more)."""
+        return self.segment_pairs_with_documents(rng, n, split, length)[0]
+
+    def segment_pairs_with_documents(
+        self, rng: np.random.Generator, n: int, split: str, length: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`segment_pairs` and each pair's document, (n,) int64 (its index in `data.documents[split]`)."""
         spans = self.data.documents[split]
         room = np.maximum(spans[:, 1] - spans[:, 0] - 2 * length + 1, 0)  # starts that fit, per document
         if room.sum() == 0:
@@ -175,7 +189,7 @@ class Text(Language):
         doc = rng.choice(len(spans), size=n, p=room / room.sum())
         start = spans[doc, 0] + (rng.random(n) * room[doc]).astype(np.int64)
         at = start[:, None] + np.arange(2 * length)
-        return self.data.streams[split][at].reshape(n, 2, length)
+        return self.data.streams[split][at].reshape(n, 2, length), doc.astype(np.int64)
 
     # --- token classes and categories --------------------------------------------------------------------
 

@@ -57,6 +57,9 @@ class Scored(NamedTuple):
     # (N, R) float, if known: per question, the credit of each reference predictor its scoreboard names
     # (`Scoreboard.references`: n-gram counts on real text, which has no exact oracle)
     references: torch.Tensor | None = None
+    # (N,) int64, where the language has documents (real text): the validation document each question comes
+    # from, the unit its sampling error clusters by (minibert.training.metrics.DocumentTally)
+    documents: torch.Tensor | None = None
 
     def grades(self) -> tuple:
         """What `CategoryAccuracy.update` takes, in its order."""

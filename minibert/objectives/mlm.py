@@ -83,9 +83,12 @@ class MaskedLM(Objective):
         self.causal = config.causal
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        batch = self.corrupt({"inputs": torch.from_numpy(self.language.draw(rng, size, split))}, rng, split)
+        ids, documents = self.language.draw_with_documents(rng, size, split)
+        batch = self.corrupt({"inputs": torch.from_numpy(ids)}, rng, split)
         if split == "val":
             batch |= self.grades(batch["inputs"].numpy(), batch["labels"].numpy())
+            if documents is not None:  # (B, T): what each question's sampling error clusters by
+                batch["document"] = torch.from_numpy(documents)
         return batch
 
     def grades(self, inputs: np.ndarray, labels: np.ndarray) -> Batch:
@@ -119,8 +122,9 @@ class MaskedLM(Objective):
         credit = batch["credit"][picked] if "credit" in batch else None
         bounds = batch["bounds"][picked] if "bounds" in batch else None
         refs = batch["references"][picked] if "references" in batch else None
+        documents = batch["document"][picked] if "document" in batch else None
         return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit, bounds=bounds,
-                      references=refs)  # fmt: skip
+                      references=refs, documents=documents)  # fmt: skip
 
     def predict(self, encoder: Encoder, inputs: torch.Tensor) -> torch.Tensor:
         """Most likely token at every position, (B, T) -> (B, T)."""

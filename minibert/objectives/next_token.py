@@ -50,8 +50,10 @@ class NextTokenLM(Objective):
         self.head = nn.Linear(config.width, config.vocab_size)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids = self.language.draw(rng, size, split)  # (B, T)
+        ids, documents = self.language.draw_with_documents(rng, size, split)  # (B, T) each
         batch = {"inputs": torch.from_numpy(ids[:, :-1].copy()), "labels": torch.from_numpy(ids[:, 1:].copy())}
+        if split == "val" and documents is not None:  # the document of each predicted token
+            batch["document"] = torch.from_numpy(documents[:, 1:].copy())
         if split == "val" and self.language.has_oracle:
             batch["credit"] = torch.from_numpy(next_token_credit(self.language, ids))  # (B, T - 1)
         elif split == "val":  # real text: the n-gram references' credit on each prediction, (B, T - 1, R)
@@ -70,5 +72,6 @@ class NextTokenLM(Objective):
         columns = [classes[c](target) for c in self.categories]
         categories = torch.stack(columns, -1) if columns else target.new_zeros((len(target), 0), dtype=torch.bool)
         refs = batch["references"].flatten(0, 1) if "references" in batch else None
+        documents = batch["document"].flatten() if "document" in batch else None
         return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, categories, credit=credit,
-                      references=refs)  # fmt: skip
+                      references=refs, documents=documents)  # fmt: skip

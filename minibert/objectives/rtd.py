@@ -91,6 +91,7 @@ class ReplacedTokenDetection(Objective):
         target = replaced[graded].long()  # (N,)
         loss = F.binary_cross_entropy_with_logits(logits[graded], target.float())
         categories = torch.stack([target == 1, target == 0], dim=-1)
-        detected = Scored(loss, (logits[graded] > 0).long(), target, categories)
+        documents = batch["document"][graded] if "document" in batch else None
+        detected = Scored(loss, (logits[graded] > 0).long(), target, categories, documents=documents)
         total = generated.loss + self.discriminator_weight * loss
         return detected._replace(loss=total, parts={"": detected, "generator/": generated})

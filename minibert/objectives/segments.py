@@ -101,7 +101,11 @@ class SegmentPairs(Objective):
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
         k = self.segment_length
-        pairs = self.language.segment_pairs(rng, size, split, k)  # (B, 2, k): A then B
+        documents = None  # a plug-in corpus language may not say which document a pair comes from
+        if hasattr(self.language, "segment_pairs_with_documents"):
+            pairs, documents = self.language.segment_pairs_with_documents(rng, size, split, k)  # (B, 2, k), (B,)
+        else:
+            pairs = self.language.segment_pairs(rng, size, split, k)  # (B, 2, k): A then B
         labels = rng.permutation(np.arange(size) % 2)  # exactly balanced (to within one)
         positive = labels[:, None] == POSITIVE
         if self.question == "next":  # a negative's B: another example's second stretch (never its own)
@@ -114,11 +118,14 @@ class SegmentPairs(Objective):
         cls, sep = np.full((size, 1), CLS_ID), np.full((size, 1), self.language.sep_id)
         inputs = np.concatenate([cls, first, sep, second, sep], axis=1)  # (B, 3 + 2k)
         segments = np.broadcast_to((np.arange(inputs.shape[1]) > k + 1).astype(np.int64), inputs.shape)
-        return {
+        batch = {
             "inputs": torch.from_numpy(inputs.astype(np.int64)),
             "segments": torch.from_numpy(segments.copy()),
             "labels": torch.from_numpy(labels.astype(np.int64)),
         }
+        if split == "val" and documents is not None:  # A's document: what the example's sampling error clusters by
+            batch["document"] = torch.from_numpy(documents)
+        return batch
 
     def features(self, encoder: Encoder, batch: Batch) -> torch.Tensor:
         """(B, width): the chosen layer's rows, pooled."""
@@ -129,4 +136,5 @@ class SegmentPairs(Objective):
     def forward(self, encoder: Encoder, batch: Batch) -> Scored:
         logits = self.head(self.features(encoder, batch))  # (B, 2)
         target = batch["labels"]
-        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, F.one_hot(target, 2).bool())
+        return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, F.one_hot(target, 2).bool(),
+                      documents=batch.get("document"))  # fmt: skip

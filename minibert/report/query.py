@@ -23,13 +23,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from minibert.ablation import accuracies
 from minibert.report import stats, table
+from minibert.stats import sequential
 from minibert.report.stats import Interval
 
 LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
+# an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
+# real-text runs log: the parts an interval resamples documents from, never figures of their own
+BY_DOCUMENT = "val/by_document/"
+
+
+def by_document(metric: str) -> str | None:
+    """The per-document rows' metric of an accuracy (`val/acc` -> `val/by_document/acc`); None for another."""
+    if not metric.startswith("val/") or metric.startswith(BY_DOCUMENT) or accuracies.parse(metric) is None:
+        return None
+    return BY_DOCUMENT + metric[len("val/") :]
 
 
 class QueryError(ValueError):
@@ -172,8 +184,49 @@ class Data:
         return keys
 
     def figures(self, experiment: str) -> list[tuple[str, str]]:
-        """Every (metric, category) the table holds for `experiment`, in its order."""
-        return self._keys_of.get(experiment, [])
+        """Every (metric, category) the table holds for `experiment`, in its order (not the per-document parts
+        of its accuracies)."""
+        return [k for k in self._keys_of.get(experiment, []) if not k[0].startswith(BY_DOCUMENT)]
+
+    @functools.cached_property
+    def _documents(self) -> dict[tuple[str, str], dict[int, dict[str, list[float]]]]:
+        """(experiment, per-document metric) -> {seed: {document: [value, questions]}}; a reference's questions
+        are its accuracy's (it graded the same ones)."""
+        out: dict = {}
+        f = self.frame[self.frame["metric"].str.startswith(BY_DOCUMENT)]
+        for e, m, c, seed, v, n in zip(f["experiment"], f["metric"], f["category"], f["seed"], f["value"], f["n"]):
+            out.setdefault((e, m), {}).setdefault(int(seed), {})[c] = [float(v), float(n)]
+        for (e, m), per_seed in out.items():
+            if "reference/" in m:
+                head = out.get((e, m.split("reference/")[0] + "acc"), {})
+                for seed, docs in per_seed.items():
+                    for c, vn in docs.items():
+                        if vn[1] != vn[1]:  # NaN: logged without its count
+                            vn[1] = head.get(seed, {}).get(c, [0.0, 0.0])[1]
+        return out
+
+    def clustered(self, a: tuple[str, str], b: tuple[str, str] | None = None,
+                  seeds: set[int] | None = None) -> stats.Interval | None:  # fmt: skip
+        """The interval of (metric, experiment) `a`, or of `a` - `b` paired by seed, that resamples the validation
+        documents with the seeds (`minibert.stats.sequential.clustered`), over `seeds` (default: those both
+        have); None where either lacks per-document figures, or they share fewer than 2 seeds or documents."""
+        sides = []
+        for metric, experiment in [a] + ([b] if b is not None else []):
+            key = by_document(metric)
+            found = self._documents.get((experiment, key)) if key else None
+            if not found:
+                return None
+            sides.append(found)
+        common = set.intersection(*(set(x) for x in sides)) & (seeds if seeds is not None else set(sides[0]))
+        docs = sorted(set().union(*(x[s] for x in sides for s in common)), key=lambda d: (len(d), d))  # d2 < d10
+        if len(common) < 2 or len(docs) < 2:
+            return None
+        order = sorted(common)
+        arrays = []
+        for side in sides:
+            vn = np.array([[side[s].get(d, [0.0, 0.0]) for d in docs] for s in order])  # (S, C, 2)
+            arrays += [vn[..., 0] * vn[..., 1], vn[..., 1]]
+        return sequential.clustered(*arrays)
 
     @functools.cached_property
     def _columns_of(self) -> dict[str, dict[str, Any]]:
@@ -216,6 +269,8 @@ class Data:
             ceiling = self.stat(key.key("ceiling"), category, experiment=found[0])
             acc = self.stat(key.key("acc"), category, experiment=found[0])
             iv = stats.gap(values, ceiling.mean, acc.mean, ceiling.n if shared else None)
+        elif category == "" and (docs := self.clustered((metric, found[0]), seeds=set(values))) is not None:
+            iv = docs  # seeds and validation documents resampled together
         else:
             iv = stats.summary(values, n if shared else None, key is not None and key.role != "gap")
         return Stat(found[0], metric, category, values, n, shared, iv)
@@ -229,7 +284,9 @@ class Data:
         sa, sb = self.stat(metric, category, **a), self.stat(metric, category, **b)
         na = sa.n if sa.shared and sb.shared else None
         nb = sb.n if sa.shared and sb.shared else None
-        iv = stats.paired(sa.values, sb.values, na, nb)
+        both = set(sa.values) & set(sb.values)
+        docs = self.clustered((metric, sa.experiment), (metric, sb.experiment), both) if category == "" else None
+        iv = docs if docs is not None else stats.paired(sa.values, sb.values, na, nb)
         lower = bool(LOWER_IS_BETTER.search(metric)) if lower_is_better is None else lower_is_better
         return Diff(sa, sb, iv, lower, self.family)
 
@@ -240,7 +297,9 @@ class Data:
         shared = sa.shared and sb.shared
         # both figures grade the same questions: a reference logged without its count has the run's
         n_b = (sb.n or (sa.n if sb.proportion else None)) if shared else None
-        iv = stats.paired(sa.values, sb.values, sa.n if shared else None, n_b)
+        both = set(sa.values) & set(sb.values)
+        docs = self.clustered((a, sa.experiment), (b, sb.experiment), both) if category == "" else None
+        iv = docs if docs is not None else stats.paired(sa.values, sb.values, sa.n if shared else None, n_b)
         return Diff(sa, sb, iv, False, self.family)
 
     def cheapest(self, metric: str, reference: str, cost: str = "flops", limits: dict[str, float] | None = None,

@@ -5,7 +5,9 @@ seed) and looks after every seed. Five pieces:
 
 1. `paired_differences_with_questions`: the mean paired difference over S seeds and Q shared validation
    questions, with an interval that covers seed spread and the sampling of the questions (MultiBERTs'
-   multi-bootstrap with an unbiased variance and a Student-t seed part; see its docstring).
+   multi-bootstrap with an unbiased variance and a Student-t seed part; see its docstring); `clustered`, the
+   same from per-seed, per-document sums (what runs on real text keep), for arms that answer different
+   questions of the same documents.
 2. `sequence` / `decide`: a confidence sequence for the mean per-seed difference that holds at every look at
    once (P(some look misses the mean) <= alpha), so stopping whenever it excludes 0 or lies inside (-m, m)
    keeps its error rates. It is the inverted safe t-test (normal differences, unknown spread).
@@ -104,12 +106,46 @@ def paired_differences_with_questions(
     if len(ids) != Q:
         raise ValueError(f"clusters has {len(ids)} entries for {Q} questions")
     C = int(ids.max()) + 1
+    n = np.broadcast_to(np.bincount(ids, minlength=C).astype(float), (S, C))  # questions per seed and cluster
+    totals = np.stack([np.bincount(ids, weights=row, minlength=C) for row in d])  # (S, C)
+    return clustered(totals, n, replicates=replicates, seed=seed)
+
+
+def clustered(
+    totals: np.ndarray,
+    counts: np.ndarray,
+    totals_b: np.ndarray | None = None,
+    counts_b: np.ndarray | None = None,
+    replicates: int = 2000,
+    seed: int = 0,
+) -> SharedInterval:
+    """The mean of A (or of A - B) over S seeds whose graded questions fall in C clusters (documents), from
+    per seed and cluster sums: `totals` (S, C), A's summed score (right answers), and `counts` (S, C), its
+    questions; B's the same where A - B is asked (paired by seed; its questions may differ from A's, as two
+    objectives' cloze questions do, but come from the same clusters). The interval is that of
+    `paired_differences_with_questions`: a figure is a ratio (sum over sum), linearised per (seed, cluster) as
+    z = (t - m n) / (N / (S C)) for each side and differenced, then split into seed and cluster effects."""
+
+    def linear(t, n):
+        t, n = np.asarray(t, float), np.asarray(n, float)
+        if t.ndim != 2 or t.shape != n.shape:
+            raise ValueError(f"totals and counts must be (seeds, clusters) arrays alike, got {t.shape} and {n.shape}")
+        N = n.sum()
+        if N <= 0:
+            raise ValueError("no question is counted: nothing to average")
+        m = t.sum() / N
+        return m, (t - m * n) / (N / n.size)
+
+    mean, z = linear(totals, counts)
+    if totals_b is not None:
+        mean_b, z_b = linear(totals_b, counts_b)
+        if z_b.shape != z.shape:
+            raise ValueError(f"A's and B's sums must cover the same seeds and clusters, got {z.shape} and {z_b.shape}")
+        mean, z = mean - mean_b, z - z_b
+    S, C = z.shape
+    Q = int(round(float(np.asarray(counts).sum()) / S))  # questions a seed (A's)
     if S < 2 or C < 2:
         raise ValueError(f"{S} seeds and {C} clusters: the spread of each needs at least 2")
-    n = np.bincount(ids, minlength=C).astype(float)  # (C,) questions per cluster
-    totals = np.stack([np.bincount(ids, weights=row, minlength=C) for row in d])  # (S, C)
-    mean = totals.sum() / (S * Q)
-    z = (totals - mean * n) / (Q / C)  # (S, C) linearised: the mean of z is the error of the ratio mean
     r, c = z.mean(1), z.mean(0)  # (S,) seed effects (per-seed mean - mean), (C,) question effects
     e = z - r[:, None] - c[None, :]
     ms_seed = C * (r @ r) / (S - 1)

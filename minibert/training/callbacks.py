@@ -21,7 +21,8 @@ from minibert.training.loggers import run_log_dir
 
 
 class RunSummary(L.Callback):
-    """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics, the last `train/loss`,
+    """Writes `<log_dir>/summary.json` when fit ends: the final `val/*` metrics (with, on real text, each
+    accuracy's figures per validation document, `val/by_document/...`: EncoderModule), the last `train/loss`,
     `step`, `wall_time_s` (setup to end of fit), the module's parameter counts, the training compute
     (`flops`, `flops_per_step`, `tokens`, summed over DDP ranks, and `pretrain_flops`, the pre-training
     FLOPs in the final encoder: minibert.flops has the conventions), `code`, the code that
@@ -55,6 +56,7 @@ class RunSummary(L.Callback):
 
     def summary(self, trainer: L.Trainer, pl_module: L.LightningModule, compute: dict | None = None) -> dict:
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "train/"))}
+        metrics.update(getattr(pl_module, "by_document", {}))  # the last validation's figures per document
         out = {**metrics, "step": trainer.global_step, "wall_time_s": round(time.perf_counter() - self._start, 3)}
         counts = getattr(pl_module, "parameter_counts", None)
         code = code_version(self.plugins)

@@ -1,4 +1,5 @@
-"""Accuracy split by category, as a torchmetrics `Metric` with summed states (correct under DDP).
+"""Accuracy split by category, as a torchmetrics `Metric` with summed states (correct under DDP); and split by
+the validation document each question comes from (`DocumentTally`), for intervals that resample documents.
 
 Categories are boolean masks computed next to the data that defines them (e.g. `masking.categories`);
 the metric only counts. Given each prediction's ceiling credit (the exact oracle's score on the same
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
+from torchmetrics.utilities import dim_zero_cat
 
 
 class CategoryAccuracy(Metric):
@@ -160,3 +162,54 @@ class MeanValues(Metric):
 
     def compute(self) -> dict[str, torch.Tensor]:
         return {n: (s / c).float() for n, s, c in zip(self.names, self.sums, self.counts)}  # 0/0: NaN
+
+
+class DocumentTally(Metric):
+    """Accuracy, question count and each reference's accuracy per validation document (`Scored.documents`):
+    what an interval needs to resample whole documents (minibert.stats.sequential.clustered), since questions
+    of one document share its difficulty. Documents are named `d<index>` (the index in the language's
+    validation split); one with no question is left out. States are concatenated, so correct under DDP.
+
+    >>> metric = DocumentTally(["trigram"])
+    >>> metric.update(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 0]), torch.tensor([4, 0, 4]),
+    ...               torch.tensor([[1.0], [0.0], [0.5]]))
+    >>> {k: round(v.item(), 3) for k, v in metric.compute().items()}
+    {'acc_d0': 1.0, 'n_d0': 1.0, 'reference/trigram/acc_d0': 0.0, 'acc_d4': 0.5, 'n_d4': 2.0, 'reference/trigram/acc_d4': 0.75}
+    """
+
+    higher_is_better = True
+    is_differentiable = False
+    full_state_update = False
+
+    def __init__(self, references: Sequence[str] = (), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.references = tuple(references)
+        self.add_state("document", [], dist_reduce_fx="cat")  # (N,) int64 per update
+        self.add_state("hit", [], dist_reduce_fx="cat")  # (N,) float64: right (1) or wrong (0)
+        self.add_state("credit", [], dist_reduce_fx="cat")  # (N, R) float64: each reference's credit
+
+    def update(
+        self, preds: torch.Tensor, target: torch.Tensor, documents: torch.Tensor, references: torch.Tensor | None
+    ) -> None:
+        """preds, target, documents: (N,); references: (N, R) for the metric's R references (None without)."""
+        if documents.shape != target.shape:
+            raise ValueError(f"documents has shape {tuple(documents.shape)}, expected {tuple(target.shape)}")
+        self.document.append(documents.long())
+        self.hit.append((preds == target).double())
+        credit = references.double() if references is not None and self.references else None
+        self.credit.append(credit if credit is not None else target.new_zeros((len(target), 0), dtype=torch.double))
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        if not self.document:
+            return {}
+        document, hit, credit = (dim_zero_cat(x) for x in (self.document, self.hit, self.credit))
+        n = torch.bincount(document).double()  # (D,) questions per document index
+        right = torch.bincount(document, weights=hit)
+        out = {}
+        for d in torch.nonzero(n).flatten().tolist():
+            out[f"acc_d{d}"] = (right[d] / n[d]).float()
+            out[f"n_d{d}"] = n[d].float()
+            if credit.shape[-1] == len(self.references):
+                for r, name in enumerate(self.references):
+                    out[f"reference/{name}/acc_d{d}"] = (credit[document == d, r].sum() / n[d]).float()
+        return out

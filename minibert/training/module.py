@@ -29,7 +29,7 @@ from minibert.flops import FlopCounter
 from minibert.model import EncoderConfig, count_parameters
 from minibert.objectives.base import Batch, Objective
 from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
-from minibert.training.metrics import CategoryAccuracy, MeanValues
+from minibert.training.metrics import CategoryAccuracy, DocumentTally, MeanValues
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
 
@@ -88,6 +88,11 @@ class EncoderModule(L.LightningModule):
             CategoryAccuracy(b.categories, b.input_categories, b.references) for b in boards.values()
         )
         self.val_values = MeanValues(objective.value_names())  # figures that are not accuracies (Scored.values)
+        # each board's figures per validation document, where the language has documents (real text): not
+        # logged (dozens of documents), but written into the run's summary as `val/by_document/<prefix>acc_d<k>`,
+        # `.../n_d<k>` and `.../reference/<name>/acc_d<k>` by RunSummary, for intervals that resample documents
+        self.document_tallies = nn.ModuleList(DocumentTally(b.references) for b in boards.values())
+        self.by_document: dict[str, float] = {}
         self._last_finite_loss = math.nan
 
     def _continue_from(self, path: str) -> None:
@@ -148,18 +153,24 @@ class EncoderModule(L.LightningModule):
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         out = self.objective(self.encoder, batch)
         graded = out.graded()
-        for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
+        for prefix, metric, tally in zip(self.metric_prefixes, self.val_metrics, self.document_tallies, strict=True):
             part = graded[prefix]
             metric.update(*part.grades())
+            if part.documents is not None:
+                tally.update(part.preds, part.target, part.documents, part.references)
         if out.values is not None:
             self.val_values.update(out.values)
         # weighting each batch by its graded count makes val/loss the mean over all graded predictions
         self.log("val/loss", out.loss, batch_size=max(len(out.target), 1), sync_dist=True)
 
     def on_validation_epoch_end(self) -> None:
-        for prefix, metric in zip(self.metric_prefixes, self.val_metrics, strict=True):
+        self.by_document = {}
+        for prefix, metric, tally in zip(self.metric_prefixes, self.val_metrics, self.document_tallies, strict=True):
             self.log_dict({f"val/{prefix}{k}": v for k, v in metric.compute().items()})
             metric.reset()
+            if tally.update_called:  # only where the language has documents
+                self.by_document.update({f"val/by_document/{prefix}{k}": v.item() for k, v in tally.compute().items()})
+                tally.reset()
         if self.val_values.names:
             self.log_dict({f"val/{k}": v for k, v in self.val_values.compute().items()})
             self.val_values.reset()
