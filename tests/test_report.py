@@ -375,5 +375,6 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
     gap = d.between("val/acc", "val/reference/trigram/acc", experiment="pretrain/a").interval  # the same questions
     ref = np.broadcast_to(np.clip(0.45 + hard, 0.05, 0.95) * per_doc, (seeds, docs))
     assert (gap.lo, gap.hi) == pytest.approx(
-        (sequential.clustered(sums["a"], n, ref, n).lo, sequential.clustered(sums["a"], n, ref, n).hi))
+        (sequential.clustered(sums["a"], n, ref, n).lo, sequential.clustered(sums["a"], n, ref, n).hi)
+    )
     assert all(not m.startswith("val/by_document/") for m, _ in d.figures("pretrain/a"))

@@ -28,8 +28,8 @@ import pandas as pd
 
 from minibert.ablation import accuracies
 from minibert.report import stats, table
-from minibert.stats import sequential
 from minibert.report.stats import Interval
+from minibert.stats import sequential
 
 LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which

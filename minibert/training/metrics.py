@@ -173,8 +173,8 @@ class DocumentTally(Metric):
     >>> metric = DocumentTally(["trigram"])
     >>> metric.update(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 0]), torch.tensor([4, 0, 4]),
     ...               torch.tensor([[1.0], [0.0], [0.5]]))
-    >>> {k: round(v.item(), 3) for k, v in metric.compute().items()}
-    {'acc_d0': 1.0, 'n_d0': 1.0, 'reference/trigram/acc_d0': 0.0, 'acc_d4': 0.5, 'n_d4': 2.0, 'reference/trigram/acc_d4': 0.75}
+    >>> {k: round(v.item(), 3) for k, v in metric.compute().items() if k.endswith("d4")}
+    {'acc_d4': 0.5, 'n_d4': 2.0, 'reference/trigram/acc_d4': 0.75}
     """
 
     higher_is_better = True
