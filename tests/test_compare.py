@@ -264,6 +264,10 @@ def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_s
         def find(metric, category, experiment):
             return Shared()
 
+        @staticmethod
+        def clustered(*sides, seeds=None):
+            return None  # no figures per document
+
     alpha, widen = _shared_set(Table(), Pair("a", "b", "val/acc"), 0.05)
     assert alpha == 0.025 and widen > 2 * se
     for _ in range(experiments):
@@ -273,3 +277,40 @@ def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_s
         wrong["with the set's error"] += decide(diffs, 0.001, 20, alpha, widen=widen).reason == "sign decided"
     assert wrong["seeds only"] / experiments > 0.5
     assert wrong["with the set's error"] / experiments <= 0.05
+
+
+def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_their_error():
+    """compare.py draws each seed's own validation questions, but on text they come from the same few documents,
+    whose own leaning (an arm x document effect) every seed shares. Each simulated comparison logs its arms'
+    figures per document (20 documents, 400 questions each per seed, 10 seeds), and `_shared_set` widens the
+    sequence by the documents' term it estimates from them, though no set is shared: with no true difference over
+    documents, a winner is called at most 5% of the time, against about half the time from the seeds alone."""
+    import numpy as np
+    import pandas as pd
+
+    from minibert.ablation.comparison import _shared_set
+    from minibert.report import table
+    from minibert.report.query import Data
+    from minibert.stats.sequential import decide
+
+    rng, docs, seeds, per_doc, sd_doc, experiments = np.random.default_rng(1), 20, 10, 400, 0.06, 300
+    wrong = {"seeds only": 0, "with the documents' term": 0}
+    for _ in range(experiments):
+        lean = rng.normal(0, sd_doc, docs)  # where arm a does better than b, document by document
+        rows, means = [], {}
+        for arm, sign in (("a", 0.5), ("b", -0.5)):
+            acc = rng.binomial(per_doc, np.clip(0.6 + sign * lean, 0, 1), (seeds, docs)) / per_doc  # (S, C)
+            means[arm] = acc.mean(1)
+            for s in range(seeds):
+                base = {"grid": "g", "experiment": arm, "stage": "pretrain", "seed": s, "val_seed": s, "run": "r",
+                        "code": ""}  # fmt: skip
+                rows.append({**base, "metric": "val/acc", "category": "", "value": acc[s].mean(), "n": docs * per_doc})
+                rows += [{**base, "metric": "val/by_document/acc", "category": f"d{c}", "value": acc[s, c],
+                          "n": per_doc} for c in range(docs)]  # fmt: skip
+        data = Data(pd.DataFrame(rows, columns=[*table.FIRST, *table.LAST]))
+        alpha, widen = _shared_set(data, Pair("a", "b", "val/acc"), 0.05)
+        assert alpha == 0.025 and widen > 0
+        diffs = list(means["a"] - means["b"])
+        wrong["seeds only"] += decide(diffs, 0.001, seeds).reason == "sign decided"
+        wrong["with the documents' term"] += decide(diffs, 0.001, seeds, alpha, widen=widen).reason == "sign decided"
+    assert wrong["seeds only"] > 0.3 * experiments and wrong["with the documents' term"] <= 0.05 * experiments, wrong

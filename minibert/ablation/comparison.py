@@ -202,9 +202,16 @@ def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
     validation set that every seed shared, the per-seed differences all carry that set's draw of questions,
     which more seeds do not average away: the sequence then runs at alpha / 2, and the set's error is added at
     the other alpha / 2 (its binomial standard error of A - B, leaving out the two arms' positive covariance on
-    shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error."""
+    shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error; but
+    where the arms logged their figures per validation document (real text), every seed's questions come from
+    the same documents, so the documents' term (`sequential.clustered`'s, from the seeds so far) is the one
+    added, shared set or not."""
     from scipy.stats import norm
 
+    metric, category = split(pair.metric)
+    docs = data.clustered((metric, pair.a), (metric, pair.b)) if category == "" else None
+    if docs is not None:
+        return alpha / 2, float(norm.ppf(1 - alpha / 4)) * math.sqrt(docs.question_variance)
     a, b = (data.find(*split(pair.metric), experiment=e) for e in (pair.a, pair.b))
     if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
         return alpha, 0.0

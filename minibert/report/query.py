@@ -206,7 +206,7 @@ class Data:
         return out
 
     def clustered(self, a: tuple[str, str], b: tuple[str, str] | None = None,
-                  seeds: set[int] | None = None) -> stats.Interval | None:  # fmt: skip
+                  seeds: set[int] | None = None) -> sequential.SharedInterval | None:  # fmt: skip
         """The interval of (metric, experiment) `a`, or of `a` - `b` paired by seed, that resamples the validation
         documents with the seeds (`minibert.stats.sequential.clustered`), over `seeds` (default: those both
         have); None where either lacks per-document figures, or they share fewer than 2 seeds or documents."""

@@ -50,10 +50,13 @@ PRIOR_VARIANCE = 2.0
 @dataclass(frozen=True)
 class SharedInterval(Interval):
     """A paired difference over `seeds` seeds graded on the same `questions` questions (in `clusters`
-    documents; one per question without clusters); `df` is its Welch-Satterthwaite degrees of freedom."""
+    documents; one per question without clusters); `df` is its Welch-Satterthwaite degrees of freedom;
+    `question_variance`, the part of the mean's variance that the sampling of questions (documents) adds, which
+    more seeds do not shrink."""
 
     questions: int = 0
     clusters: int = 0
+    question_variance: float = 0.0
 
 
 def paired_differences_with_questions(
@@ -162,7 +165,7 @@ def clustered(
     clusters_part = k * c[rng.integers(0, C, (replicates, C), dtype=np.int32)].mean(1)  # (B,) the clusters' draw
     seed_part = math.sqrt(v_seed) * rng.standard_t(S - 1, replicates)  # (B,)
     lo, hi = np.quantile(seed_part + clusters_part, [0.025, 0.975])
-    return SharedInterval(float(mean), float(mean + lo), float(mean + hi), S, float(df), Q, C)
+    return SharedInterval(float(mean), float(mean + lo), float(mean + hi), S, float(df), Q, C, float(v_question))
 
 
 # 2. The confidence sequence and the sequential verdict ------------------------------------------------------
