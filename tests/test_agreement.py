@@ -178,3 +178,21 @@ def test_bad_input_is_refused_in_one_line():
         correlation(Measured({"a": {0: 1.0}, "b": {0: 2.0}}), Measured({"a": {0: 1.0}, "b": {0: 2.0}}))
     with pytest.raises(ValueError, match="no values"):
         Measured({"a": {0: 1.0}}, sampling={"b": 0.1})
+
+
+def test_leaving_one_arm_out_shows_a_coefficient_that_one_arm_makes():
+    """Eight arms in unrelated orders in two settings but one far below in both: each leave-one-out coefficient is
+    scipy's on the other arms' means, and leaving out the broken arm lowers rho more than leaving out any other."""
+    rng = np.random.default_rng(9)
+    x_true, y_true = rng.normal(0, 0.01, 8), rng.normal(0, 0.01, 8)
+    x_true[0] = y_true[0] = -5.0  # a broken arm, last everywhere
+    x, y = measured(x_true, 0.001, 2, rng), measured(y_true, 0.001, 2, rng)
+    mx, my = (np.array([np.mean(list(m.values[a].values())) for a in m.arms]) for m in (x, y))
+    out = agreement.leave_one_out(x, y, x.arms)
+    for i, arm in enumerate(x.arms):
+        keep = np.arange(8) != i
+        assert out[arm][0] == pytest.approx(scipy_stats.spearmanr(mx[keep], my[keep]).statistic)
+        assert out[arm][1] == pytest.approx(scipy_stats.kendalltau(mx[keep], my[keep]).statistic)
+    assert min(out, key=lambda a: out[a][0]) == "a0"
+    with pytest.raises(ValueError, match="at least 4"):
+        agreement.leave_one_out(x, y, x.arms[:3])

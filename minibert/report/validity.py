@@ -170,6 +170,14 @@ class Study:
             self._compared[key] = agreement.difference(*found, arms, replicates, family=family) if arms else None
         return self._compared[key]
 
+    def without_one(self, x: str, y: str, measure: str, arms: list[str]) -> tuple[float, str, float, str]:
+        """Spearman's rho of `x` against `y` with each arm left out in turn: (lowest, the arm whose absence gives
+        it, highest, the arm whose absence gives that)."""
+        mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
+        rhos = {a: rho for a, (rho, _) in agreement.leave_one_out(mx, my, arms).items()}
+        low, high = min(rhos, key=rhos.get), max(rhos, key=rhos.get)
+        return rhos[low], low, rhos[high], high
+
     def ceiling(self, setting: str, measure: str, arms: list[str], replicates: int = 2000) -> agreement.Ceiling:
         """What a perfect predictor of `setting`'s true ranking of `arms` would score against it as measured."""
         key = ("ceiling", setting, measure, tuple(arms), replicates)

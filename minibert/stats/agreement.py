@@ -266,6 +266,15 @@ def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 20
     return Ceiling(float(rmid), (float(rlo), float(rhi)), float(tmid), (float(tlo), float(thi)), len(arms))
 
 
+def leave_one_out(x: Measured, y: Measured, arms: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Spearman's rho and Kendall's tau of the arms' means with each arm left out in turn: arm -> (rho, tau). A
+    coefficient that one arm makes (a broken arm last in both settings) falls far when that arm is dropped."""
+    arms = list(arms)
+    if len(arms) < 4:
+        raise ValueError(f"leaving one arm out needs at least 4 arms, got {len(arms)}")
+    return {a: _of_means(x, y, [b for b in arms if b != a]) for a in arms}
+
+
 @dataclass(frozen=True)
 class Difference:
     """rho(x1, y) - rho(x2, y) and tau's: how much better `x1`'s ranking predicts `y`'s than `x2`'s does."""
