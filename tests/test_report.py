@@ -378,3 +378,11 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
         (sequential.clustered(sums["a"], n, ref, n).lo, sequential.clustered(sums["a"], n, ref, n).hi)
     )
     assert all(not m.startswith("val/by_document/") for m, _ in d.figures("pretrain/a"))
+    # a table whose parts no longer add up to the figure they split is refused, not silently read from the parts
+    from minibert.report.query import QueryError
+
+    broken = d.frame.copy()
+    whole = (broken.experiment == "pretrain/a") & (broken.metric == "val/acc") & (broken.seed == 0)
+    broken.loc[whole, "value"] += 0.05
+    with pytest.raises(QueryError, match="per validation document averages"):
+        Data(broken).stat("val/acc", experiment="pretrain/a")

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from minibert.report import table
+from minibert.report import query, table
 from minibert.report.render import PAGES, Renderer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +21,8 @@ PAGE_GRIDS = {"length": ["length"], "structure": ["structure"], "text": ["text",
 
 def render(root: Path, page: str, change: dict[tuple, np.ndarray]) -> tuple[str, dict[str, pd.DataFrame]]:
     """Render `page` in a repository under `root` whose tables are the committed ones (the page's own grid: seeds
-    0-2), with the values of each selection in `change` ((grid, experiment, metric) -> one value per seed) replaced."""
+    0-2), with the values of each selection in `change` ((grid, experiment, metric) -> one value per seed) replaced;
+    a replaced figure loses its parts per validation document, which would no longer add up to it."""
     (root / PAGES / "results").mkdir(parents=True)
     shutil.copy(ROOT / PAGES / f"results/{page}.md.j2", root / PAGES / f"results/{page}.md.j2")
     frames = {}
@@ -34,6 +35,8 @@ def render(root: Path, page: str, change: dict[tuple, np.ndarray]) -> tuple[str,
                 rows = (frame["experiment"] == experiment) & (frame["metric"] == metric) & (frame["category"] == "")
                 assert rows.sum() == 3, (experiment, metric)
                 frame.loc[rows, "value"] = values
+                parts = (frame["experiment"] == experiment) & (frame["metric"] == query.by_document(metric))
+                frame = frame[~parts]
         table.write(frame, root / "results" / grid)
         if (ROOT / "results" / grid / "comparisons").is_dir():  # records the page quotes
             shutil.copytree(ROOT / "results" / grid / "comparisons", root / "results" / grid / "comparisons")

@@ -223,9 +223,18 @@ class Data:
             return None
         order = sorted(common)
         arrays = []
-        for side in sides:
+        for (metric, experiment), side in zip([a] + ([b] if b is not None else []), sides):
             vn = np.array([[side[s].get(d, [0.0, 0.0]) for d in docs] for s in order])  # (S, C, 2)
-            arrays += [vn[..., 0] * vn[..., 1], vn[..., 1]]
+            totals, counts = vn[..., 0] * vn[..., 1], vn[..., 1]
+            if counts.sum() <= 0:  # a reference whose accuracy's parts are gone: no counts to weigh it by
+                return None
+            whole = self._cells.get((experiment, metric, ""), ({},))[0]
+            for s, t, n in zip(order, totals.sum(1), counts.sum(1)):
+                if s in whole and n > 0 and abs(t / n - whole[s]) > 1e-4:  # float32 figures: 1e-4 is far above
+                    raise QueryError(f"{self.out}: {experiment} seed {s}: its {metric} per validation document "
+                                     f"averages {t / n:.6f}, not the {whole[s]:.6f} it logged; the table is "
+                                     "inconsistent")  # fmt: skip
+            arrays += [totals, counts]
         return sequential.clustered(*arrays)
 
     @functools.cached_property
