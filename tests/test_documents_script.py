@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +15,6 @@ from minibert.stats.sequential import clustered
 from minibert.training.fit import fit
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import documents  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +37,9 @@ def per_document(summary: dict, figure: str) -> tuple[np.ndarray, np.ndarray]:
     return n, value * n
 
 
-def test_it_prints_the_interval_over_seeds_and_documents_of_the_runs_own_figures(runs, capsys):
+def test_it_prints_the_interval_over_seeds_and_documents_of_the_runs_own_figures(runs, scripts, capsys):
     root, summaries = runs
-    documents.main([str(root / "seed*"), "--reference", "left_right_trigram"])
+    scripts("documents").main([str(root / "seed*"), "--reference", "left_right_trigram"])
     line = capsys.readouterr().out.splitlines()[0]
     size = max(len(per_document(s, "acc")[0]) for s in summaries)
     pad = lambda x: np.pad(x, (0, size - len(x)))  # noqa: E731
@@ -59,14 +56,14 @@ def test_it_prints_the_interval_over_seeds_and_documents_of_the_runs_own_figures
     assert int(m[4]) == iv.clusters > 1
 
 
-def test_a_run_whose_checkpoint_no_longer_gives_its_logged_accuracy_is_refused(runs, capsys):
+def test_a_run_whose_checkpoint_no_longer_gives_its_logged_accuracy_is_refused(runs, scripts, capsys):
     root, summaries = runs
     path = Path(summaries[1]["log_dir"]) / "summary.json"
     saved = path.read_text()
     try:
         path.write_text(json.dumps({**json.loads(saved), "val/acc": 0.99}))
         with pytest.raises(SystemExit) as exit_:
-            documents.main([str(root / "seed*")])
+            scripts("documents").main([str(root / "seed*")])
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert exit_.value.code == 2 and err.startswith("error: ") and "not the same model or questions" in err
     finally:

@@ -212,7 +212,7 @@ def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
     docs = data.clustered((metric, pair.a), (metric, pair.b)) if category == "" else None
     if docs is not None:
         return alpha / 2, float(norm.ppf(1 - alpha / 4)) * math.sqrt(docs.question_variance)
-    a, b = (data.find(*split(pair.metric), experiment=e) for e in (pair.a, pair.b))
+    a, b = (data.find(metric, category, experiment=e) for e in (pair.a, pair.b))
     if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
         return alpha, 0.0
     se = math.sqrt(a.mean * (1 - a.mean) / a.n + b.mean * (1 - b.mean) / b.n)

@@ -150,11 +150,20 @@ class Text(Language):
 
     def draw(self, rng: np.random.Generator, n: int, split: str) -> np.ndarray:
         """`n` windows of the `split` side, (n, 1 + length) int64, each after a [CLS]."""
-        return self.draw_with_documents(rng, n, split)[0]
+        at = self._places(rng, n, split)
+        return np.concatenate([np.full((n, 1), CLS_ID), self.data.streams[split][at]], axis=1)
 
     def draw_with_documents(self, rng: np.random.Generator, n: int, split: str) -> tuple[np.ndarray, np.ndarray]:
         """`draw`'s windows and, per token, the index of its document in `data.documents[split]`, (n, 1 + length)
         int64 each: the [SEP] after a document counts with the next one, and [CLS] with the window's first token."""
+        at = self._places(rng, n, split)
+        ends = self.data.documents[split][:, 1]  # (D,) where each document ends (exclusive)
+        documents = np.minimum(np.searchsorted(ends, at, side="right"), len(ends) - 1)
+        ids = np.concatenate([np.full((n, 1), CLS_ID), self.data.streams[split][at]], axis=1)
+        return ids, np.concatenate([documents[:, :1], documents], axis=1)
+
+    def _places(self, rng: np.random.Generator, n: int, split: str) -> np.ndarray:
+        """(n, length) places in the `split` stream of `n` windows drawn with `rng` (what `draw` reads)."""
         stream, L = self.data.streams[split], self.length
         if split == "train":
             starts = rng.integers(0, len(stream) - L + 1, size=n)
@@ -165,11 +174,7 @@ class Text(Language):
                     f"{n} asked for: lower data.val_size to at most {self.val_windows}, or raise Text.val_share"
                 )
             starts = rng.choice(self.val_windows, size=n, replace=False) * L
-        at = starts[:, None] + np.arange(L)  # (n, L) places in the stream
-        ends = self.data.documents[split][:, 1]  # (D,) where each document ends (exclusive)
-        documents = np.minimum(np.searchsorted(ends, at, side="right"), len(ends) - 1)
-        ids = np.concatenate([np.full((n, 1), CLS_ID), stream[at]], axis=1)
-        return ids, np.concatenate([documents[:, :1], documents], axis=1)
+        return starts[:, None] + np.arange(L)
 
     def segment_pairs(self, rng: np.random.Generator, n: int, split: str, length: int) -> np.ndarray:
         """`n` pairs of consecutive stretches of `length` tokens from one document each: (n, 2, length) int64,

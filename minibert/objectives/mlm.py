@@ -83,7 +83,9 @@ class MaskedLM(Objective):
         self.causal = config.causal
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids, documents = self.language.draw_with_documents(rng, size, split)
+        # which document each token comes from matters to validation only: training draws skip the lookup
+        ids, documents = (self.language.draw_with_documents(rng, size, split) if split == "val"
+                          else (self.language.draw(rng, size, split), None))  # fmt: skip
         batch = self.corrupt({"inputs": torch.from_numpy(ids)}, rng, split)
         if split == "val":
             batch |= self.grades(batch["inputs"].numpy(), batch["labels"].numpy())

@@ -50,7 +50,8 @@ class NextTokenLM(Objective):
         self.head = nn.Linear(config.width, config.vocab_size)
 
     def make_batch(self, rng: np.random.Generator, size: int, split: Split) -> Batch:
-        ids, documents = self.language.draw_with_documents(rng, size, split)  # (B, T) each
+        ids, documents = (self.language.draw_with_documents(rng, size, split) if split == "val"
+                          else (self.language.draw(rng, size, split), None))  # (B, T) each  # fmt: skip
         batch = {"inputs": torch.from_numpy(ids[:, :-1].copy()), "labels": torch.from_numpy(ids[:, 1:].copy())}
         if split == "val" and documents is not None:  # the document of each predicted token
             batch["document"] = torch.from_numpy(documents[:, 1:].copy())

@@ -205,11 +205,14 @@ class DocumentTally(Metric):
         document, hit, credit = (dim_zero_cat(x) for x in (self.document, self.hit, self.credit))
         n = torch.bincount(document).double()  # (D,) questions per document index
         right = torch.bincount(document, weights=hit)
+        credited = credit.shape[-1] == len(self.references)
+        refs = [torch.bincount(document, weights=credit[:, r], minlength=len(n)) for r in range(credit.shape[-1])]
         out = {}
         for d in torch.nonzero(n).flatten().tolist():
             out[f"acc_d{d}"] = (right[d] / n[d]).float()
             out[f"n_d{d}"] = n[d].float()
-            if credit.shape[-1] == len(self.references):
-                for r, name in enumerate(self.references):
-                    out[f"reference/{name}/acc_d{d}"] = (credit[document == d, r].sum() / n[d]).float()
+            if credited:
+                out.update(
+                    {f"reference/{name}/acc_d{d}": (ref[d] / n[d]).float() for name, ref in zip(self.references, refs)}
+                )
         return out
