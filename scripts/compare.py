@@ -32,6 +32,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -52,6 +53,7 @@ from minibert.atomic_writes import write_atomic
 from minibert.report import grid_report
 from minibert.report.query import Data
 from minibert.report.table import FILE
+from minibert.stats.sequential import first_bound
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -100,8 +102,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--languages goes with a plug-in objective, not --grid")
     if not args.margin > 0:
         p.error(f"--margin={args.margin}: must be > 0")
-    if args.max_seeds < 4:
-        p.error(f"--max-seeds={args.max_seeds}: must be at least 4 (no verdict is possible before)")
+    if args.max_seeds < (fewest := first_bound()):
+        p.error(f"--max-seeds={args.max_seeds}: must be at least {fewest} (no verdict is possible before)")
     if args.minutes is not None and not args.minutes > 0:
         p.error(f"--minutes={args.minutes}: must be > 0")
     if args.workers < 1:
@@ -283,17 +285,17 @@ def main(argv: list[str] | None = None) -> int:
                                   f"after {first} seeds; give at least that")  # fmt: skip
         if args.minutes is not None and per_seed is not None:  # the seeds that fit, never fewer than a verdict needs
             cap = max(first, min(cap, math.floor(args.minutes * 60 / per_seed)))
-            design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command)
+            design = replace(design, cap=cap)
         looks: dict[str, int] = {}
         if recorded is not None:
             before = Design.from_json(recorded["design"])
+            design = replace(design, prior_variance=before.prior_variance)  # its sequence, as it was designed
             if why := design.same_question(before, scale):
                 raise ComparisonError(f"{_rel(path)} records another comparison ({why}): give another --name, "
                                       "or the settings it was made with to continue it")  # fmt: skip
             looks = {k: int(v) for k, v in recorded["looks"].items()}
             extended = before.extended_from + ([before.cap] if design.cap > before.cap else [])
-            design = Design(pairs, design.margin, design.cap, first_seed=design.first_seed,
-                            command=command, extended_from=extended)  # fmt: skip
+            design = replace(design, extended_from=extended)
         check_before_training(grid, pairs, out, args.first_seed, plugins)
     except (ComparisonError, GridError) as err:
         print(f"compare.py: error: {err}", file=sys.stderr)
@@ -336,8 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compare.py: the next seed would pass --minutes {args.minutes:g} (a seed takes about "
                   f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip
             cap = look
-            design = Design(pairs, design.margin, cap, first_seed=design.first_seed, command=command,
-                            extended_from=design.extended_from)  # fmt: skip
+            design = replace(design, cap=cap)
             continue
         print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(arms)} arm(s); {len(open_pairs)} of "
               f"{len(pairs)} pair(s) open", file=sys.stderr)  # fmt: skip

@@ -1,4 +1,4 @@
-"""scripts/compare.py on tiny grids: paired seeds, four seeds before the first look then one per look, a
+"""scripts/compare.py on tiny grids: paired seeds, three seeds before the first look then one per look, a
 verdict from the confidence sequence, a comparison that resumes and extends instead of starting over, a
 plug-in file judged against every arm of its yardsticks, and bad input in one line with status 2 before
 anything trains."""
@@ -14,6 +14,7 @@ import yaml
 from minibert.ablation.comparison import Design, Pair, as_diff, judge
 from minibert.report import table
 from minibert.report.query import Data
+from minibert.stats.sequential import PRIOR_VARIANCE
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -57,7 +58,7 @@ def compared(tmp_path_factory, scripts):
     return code, out, argv, json.loads((out / "comparisons" / "c.json").read_text())
 
 
-def test_compare_runs_the_four_seeds_a_first_bound_needs_at_once_and_stops_at_the_cap(compared):
+def test_compare_runs_the_three_seeds_a_first_bound_needs_at_once_then_one_a_look_and_stops_at_the_cap(compared):
     code, out, _, result = compared
     assert code == 0
     (pair,) = result["pairs"]
@@ -67,7 +68,8 @@ def test_compare_runs_the_four_seeds_a_first_bound_needs_at_once_and_stops_at_th
     accuracy = table.read(out).query("metric == 'val/acc' and category == ''")  # the runs are the grid's
     assert len(accuracy) == 8
     text = (out / "comparisons" / "c.md").read_text()
-    assert "| p/mlm | p/span | val/acc |" in text and "- p/mlm vs p/span: val/acc: 4: " in text  # its history
+    assert "| p/mlm | p/span | val/acc |" in text  # and its history, from the first bound:
+    assert "- p/mlm vs p/span: val/acc: 3: " in text and ", 4: " in text and "first bound after 3" in text
     answer = (out / "ablation.md").read_text().split("## How it was run", 1)[0]
     (row,) = [line.split(" | ") for line in answer.splitlines() if line.startswith("| mlm vs span: val/acc")]
     assert row[2] == "4" and row[3].removesuffix(" |") == "undecided (cap)"
@@ -108,7 +110,7 @@ def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_th
     b = {s: 0.58 + 0.01 * (s % 2) for s in range(10)}
     data = _table(tmp_path, a, b)
     (j,) = judge(data, Design([Pair("x/a", "x/b", "val/acc")], 0.01, 10), {"x/a vs x/b: val/acc": 10})
-    assert j.verdict.verdict == "A better" and j.verdict.look == 4  # 22 points, seeds 1 point apart: at once
+    assert j.verdict.verdict == "A better" and j.verdict.look == 3  # 22 points, seeds 1 point apart: at once
     assert as_diff(data, j).say("a", "b").startswith("a better by 22.4 (")
     # lower is better on a gap: the same numbers favour B
     (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 10),
@@ -139,6 +141,24 @@ def test_a_family_of_pairs_splits_alpha_so_a_borderline_pair_alone_decides_but_n
     among = judge(data, Design([pair] * 4, 0.001, 30), looks)[0]
     assert alone.interval.hi - alone.interval.lo < among.interval.hi - among.interval.lo
     assert alone.verdict.look <= among.verdict.look
+
+
+def test_a_record_is_judged_with_the_mixture_variance_it_was_designed_with(tmp_path):
+    """The sequence's g is part of the design: a new record names the policy's g, a record that names none was
+    made with the earlier g = 2 and is still judged (and continued) with it, so its verdicts do not move."""
+    a = {s: 0.80 + 0.01 * (s % 3) for s in range(6)}
+    b = {s: 0.58 + 0.01 * (s % 2) for s in range(6)}
+    data, pair = _table(tmp_path, a, b), Pair("x/a", "x/b", "val/acc")
+    new = Design([pair], 0.01, 6)
+    body = new.to_json()
+    assert body["prior_variance"] == PRIOR_VARIANCE == 20.0 and Design.from_json(body) == new
+    del body["prior_variance"]
+    old = Design.from_json(body)
+    assert old.prior_variance == 2.0 and new.same_question(old) == "its prior_variance was 2.0, now 20.0"
+    looks = {pair.label: 6}
+    (now,), (then,) = judge(data, new, looks), judge(data, old, looks)
+    assert (now.verdict.look, then.verdict.look) == (3, 4)  # g = 2 has no bound before 4 seeds
+    assert old.first_look([pair]) == 4 and new.first_look([pair]) == 3
 
 
 def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tmp_path, scripts):
@@ -215,7 +235,7 @@ def _bad(tmp_path: Path, change: dict) -> list[str]:
         ({"--arms": "p/mlm,p/mlm"}, "two or more different"),
         ({"--metric": "val/acx"}, "p/mlm does not log it"),
         ({"--margin": "0"}, "--margin=0.0: must be > 0"),
-        ({"--max-seeds": "3"}, "at least 4"),
+        ({"--max-seeds": "2"}, "at least 3"),
         ({"--name": "../../x"}, "plain file name"),
         ({"--grid": None, "--arms": None, "--metric": None, "--out": None}, "give a plug-in objective"),
     ],

@@ -288,16 +288,21 @@ def test_family_wise_error_with_three_null_arms_against_one_control():
     assert bonferroni / runs <= 0.05 and holm_errors / runs <= 0.05
 
 
-def test_a_large_effect_is_decided_within_five_seeds():
-    """22 points with a seed SD of 2.3 points (the masking grid's largest gap)."""
+def test_a_large_effect_is_decided_within_four_seeds_and_mostly_after_three():
+    """22 points with a seed SD of 2.3 points (the masking grid's largest gap): a difference obvious after
+    three seeds is decided there (g = 20); the earlier design (g = 2) could not decide before four."""
     rng = np.random.default_rng(11)
-    looks = []
+    looks, earlier = [], []
     for _ in range(1000):
-        v = decide(rng.normal(0.22, 0.023, CAP), margin=0.01, cap=CAP)
+        d = rng.normal(0.22, 0.023, CAP)
+        v = decide(d, margin=0.01, cap=CAP)
         assert v.verdict == "A better" and v.reason == "sign decided"
         looks.append(v.look)
-    print(f"\n22 +- 2.3 points: decided at look {np.bincount(looks)[4:6]} (4, 5 seeds) in 1000 runs")
-    assert max(looks) <= 5
+        earlier.append(decide(d, margin=0.01, cap=CAP, prior_variance=2.0).look)
+    print(f"\n22 +- 2.3 points, 1000 runs: decided after 3, 4 seeds {np.bincount(looks, minlength=5)[3:5]}; "
+          f"with g = 2 after 4, 5 seeds {np.bincount(earlier, minlength=6)[4:6]}")  # fmt: skip
+    assert max(looks) <= 4 and looks.count(3) >= 900
+    assert min(earlier) == 4
 
 
 def test_an_exact_zero_difference_reaches_equivalence_and_a_margin_difference_rarely_does():
@@ -334,7 +339,10 @@ def test_the_sequence_is_where_the_e_process_reaches_one_over_alpha():
     for n in (4, 8, 20):
         for edge in (lo[n - 1], hi[n - 1]):
             assert e_process(d[:n], mu0=edge)[-1] == pytest.approx(20.0, rel=1e-6)
-    assert np.isinf(hi[:3]).all() and np.isfinite(hi[3:]).all()  # no bound before 4 seeds at g = 2
+    assert np.isinf(hi[:2]).all() and np.isfinite(hi[2:]).all()  # no bound before 3 seeds at g = 20
+    lo2, hi2 = bounds(d, prior_variance=2.0)
+    assert np.isinf(hi2[:3]).all() and np.isfinite(hi2[3:]).all()  # nor before 4 at g = 2
+    assert e_process(d[:8], mu0=hi2[7], prior_variance=2.0)[-1] == pytest.approx(20.0, rel=1e-6)
     ivs = sequence(list(d))
     assert [iv.seeds for iv in ivs] == list(range(1, 21)) and ivs[-1].mean == pytest.approx(d.mean())
     assert e_process([0.1, 0.1, 0.1, 0.1])[-1] > 20  # equal values: the limit t -> inf, not NaN
@@ -346,10 +354,13 @@ def test_decide_reports_where_and_why_it_stopped():
     assert (capped.verdict, capped.look, capped.reason) == ("undecided (cap)", 5, "cap reached")
     diffs = [0.22, -0.4, 0.25, 0.21, 0.23, 0.20]
     v = decide(diffs, 0.01, cap=30, failed=[False, True, False, False, False, False])
-    assert (v.verdict, v.look, v.failed, v.interval.seeds) == ("A better", 5, 1, 4)
+    assert (v.verdict, v.look, v.failed, v.interval.seeds) == ("A better", 4, 1, 3)
     assert decide([-x for x in diffs[2:]], 0.01, cap=30).verdict == "B better"
     with pytest.raises(ValueError, match="margin"):
         decide(diffs, 0.0, cap=30)
+    none_learned = decide([0.0, 0.0, 0.0], 0.01, cap=3, failed=[True, True, True])  # every seed failed
+    assert (none_learned.verdict, none_learned.failed, none_learned.interval.seeds) == ("undecided (cap)", 3, 0)
+    assert decide([0.0, 0.0], 0.01, cap=3, failed=[True, True]).verdict == "undecided"
 
 
 def test_holm_steps_down_and_decide_many_splits_alpha():

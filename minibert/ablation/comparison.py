@@ -15,7 +15,7 @@ and the dashboard (minibert.report.grid_report) judges a recorded comparison by 
 Example:
     >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], margin=0.01, cap=10)
     >>> design.alpha_for(design.pairs[0]), design.first_look(design.pairs), design.unit
-    (0.05, 4, 'points')
+    (0.05, 3, 'points')
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from minibert.report.stats import Interval
 from minibert.report.table import split
 from minibert.stats.sequential import (
     ALPHA,
+    EARLIER_PRIOR_VARIANCE,
+    PRIOR_VARIANCE,
     FailureSplit,
     RobustCheck,
     SequentialVerdict,
@@ -87,6 +89,7 @@ class Design:
     first_seed: int = 0
     command: str = ""
     extended_from: list[int] = field(default_factory=list)  # earlier caps, when a comparison was extended
+    prior_variance: float = PRIOR_VARIANCE  # the sequence's mixture variance g (minibert.stats.sequential)
 
     def alpha_for(self, pair: Pair) -> float:
         """alpha / K, K the pairs of `pair`'s family."""
@@ -94,7 +97,7 @@ class Design:
 
     def first_look(self, pairs: list[Pair]) -> int:
         """The fewest seeds at which any of `pairs` can be decided (minibert.stats.sequential.first_bound)."""
-        return min(first_bound(self.alpha_for(p)) for p in pairs)
+        return min(first_bound(self.alpha_for(p), self.prior_variance) for p in pairs)
 
     @property
     def families(self) -> dict[str, int]:
@@ -116,7 +119,7 @@ class Design:
         is said in the printed unit (`scale` 100 for points)."""
         if not math.isclose(self.margin, other.margin):
             return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
-        for name in ("pairs", "alpha", "first_seed"):
+        for name in ("pairs", "alpha", "first_seed", "prior_variance"):
             if getattr(self, name) != getattr(other, name):
                 return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
         if self.cap < other.cap:
@@ -130,7 +133,7 @@ class Design:
     def from_json(cls, d: dict) -> Design:
         pairs = [Pair(**p) for p in d["pairs"]]
         return cls(pairs, d["margin"], d["cap"], d["alpha"], d["first_seed"], d.get("command", ""),
-                   list(d.get("extended_from", [])))  # fmt: skip
+                   list(d.get("extended_from", [])), d.get("prior_variance", EARLIER_PRIOR_VARIANCE))  # fmt: skip
 
 
 @dataclass
@@ -187,10 +190,11 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
         else:
             diffs, failed = _differences(data, pair, design.seeds(n))
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair))
+        g = design.prior_variance
         verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap, alpha,
-                         failed, widen) if n else _nothing()  # fmt: skip
+                         failed, widen, g) if n else _nothing()  # fmt: skip
         learning = [d for d in diffs if not math.isnan(d)]
-        history = sequence(learning, alpha, widen) if learning else []
+        history = sequence(learning, alpha, widen, g) if learning else []
         failures = split_failures([0.0 if math.isnan(d) else d for d in diffs], failed) if n else None
         robust = robust_check(learning) if len(learning) >= 5 else None
         judged.append(Judged(pair, n, verdict, history, diffs, failures, robust))
