@@ -123,6 +123,8 @@ def write(table: pd.DataFrame, out: str | Path) -> Path:
 
 def read(out: str | Path) -> pd.DataFrame:
     """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('')."""
-    table = pd.read_csv(Path(out) / FILE, dtype={"category": str, "run": str, "code": str})
+    # low_memory=False: each column's type is inferred from the whole file, not chunk by chunk (a large table
+    # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
+    table = pd.read_csv(Path(out) / FILE, dtype={"category": str, "run": str, "code": str}, low_memory=False)
     table["category"] = table["category"].fillna("")
     return table
