@@ -11,10 +11,11 @@ figure judged is the fine-tuned accuracy. With --grid, the first of --arms runs 
 on --metric. Either way seed s gives every arm the same training stream and, where shapes match, initial
 weights; after each seed every pair still undecided looks at its confidence sequence (anytime-valid, so
 looking after every seed costs nothing), Bonferroni across the pairs, and stops when the sign is decided,
-when the interval lies inside ±--margin (equivalent), or at the cap (minibert.ablation.comparison;
-docs/statistics.md). Runs go through scripts/ablate.py into --out, so a killed comparison resumes where it
-stopped when the same command is run again, and a larger --max-seeds extends it (the sequence continues; it
-never starts over). The verdicts are printed and written to <out>/comparisons/<name>.md and .json.
+when the interval lies inside ±--margin (equivalent), at the cap, or before a seed that would pass --minutes
+(a stop at any look keeps the sequence's promise; minibert.ablation.comparison, docs/statistics.md). Runs go
+through scripts/ablate.py into --out, so a killed comparison resumes where it stopped when the same command
+is run again, and a larger --max-seeds extends it (the sequence continues; it never starts over). The
+verdicts are printed and written to <out>/comparisons/<name>.md and .json.
 
 --margin is in the printed unit: points for accuracies and gaps (1 = one point), the metric's own otherwise.
 Exit codes as ablate.py's: 0, 1 (a run failed; its seed counts as failed), 2 (bad input), 3 (the machine).
@@ -83,7 +84,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", help="results folder (default results/compare/<objective>; with --grid required)")
     p.add_argument("--margin", type=float, default=1.0, help="equivalence margin in the printed unit (default 1)")
     p.add_argument("--max-seeds", type=int, default=20, help="cap on seeds per pair (default 20)")
-    p.add_argument("--minutes", type=float, help="lower the cap to the seeds that fit this many minutes")
+    p.add_argument("--minutes", type=float, help="stop before a seed that would pass this many minutes, at this "
+                   "machine's measured pace (the first look always runs)")  # fmt: skip
     p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
     p.add_argument("--fails-below", type=float, help="with --grid: a seed below this value did not learn")
     p.add_argument("--name", default=None, help="file name of the record in <out>/comparisons/ (default: verdicts)")
@@ -283,9 +285,6 @@ def main(argv: list[str] | None = None) -> int:
         if cap < first:
             raise ComparisonError(f"--max-seeds={cap}: these {len(pairs)} pair(s) can be decided no sooner than "
                                   f"after {first} seeds; give at least that")  # fmt: skip
-        if args.minutes is not None and per_seed is not None:  # the seeds that fit, never fewer than a verdict needs
-            cap = max(first, min(cap, math.floor(args.minutes * 60 / per_seed)))
-            design = replace(design, cap=cap)
         looks: dict[str, int] = {}
         if recorded is not None:
             before = Design.from_json(recorded["design"])
@@ -313,7 +312,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print(f"compare.py: about {per_seed / 60:.1f} min a seed with {args.workers} workers (from recorded "
-              f"runs' wall times); at most {cap * per_seed / 60:.0f} min at the cap.", file=sys.stderr)  # fmt: skip
+              f"runs' wall times, which may come from a slower or faster machine): the first look about "
+              f"{first * per_seed / 60:.0f} min, the cap about {cap * per_seed / 60:.0f} min.",
+              file=sys.stderr)  # fmt: skip
+    if args.minutes is not None:  # the clock, not the estimate, stops it: the pace is re-measured on every seed
+        fits = "" if per_seed is None else f" (about {max(first, math.floor(args.minutes * 60 / per_seed))} seeds)"
+        print(f"compare.py: --minutes {args.minutes:g}: after the first look, stops before a seed that would pass "
+              f"it{fits}, at the pace this machine shows.", file=sys.stderr)  # fmt: skip
 
     code, seed_time = 0, per_seed or 0.0
     while True:

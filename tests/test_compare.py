@@ -95,6 +95,18 @@ def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared,
     assert seed_folders(out)["mlm"] == [f"seed{s}" for s in range(5)]  # one more seed: the sequence's fifth look
 
 
+def test_minutes_stops_on_the_clock_after_the_first_look_and_the_record_says_where(compared, scripts, capsys):
+    _, out, argv, _ = compared
+    clocked = [*argv[: argv.index("--name")], "--name", "clock", "--max-seeds", "6", "--minutes", "0.001"]
+    assert scripts("compare").main(clocked) == 0  # the first look's seeds are reused from the fixture's runs
+    err = capsys.readouterr().err
+    assert "--minutes 0.001: after the first look, stops before a seed" in err
+    assert "the next seed would pass --minutes 0.001" in err and "stopping at 3 seeds" in err
+    result = json.loads((out / "comparisons" / "clock.json").read_text())
+    assert result["looks"] == {"p/mlm vs p/span: val/acc": 3} and result["design"]["cap"] == 3
+    assert result["pairs"][0]["verdict"] == "undecided (cap)"
+
+
 def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str = "val/acc") -> Data:
     """A grid's table of two arms whose seeds each graded their own validation questions."""
     rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": s, "metric": metric,
