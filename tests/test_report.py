@@ -315,6 +315,22 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == 6
 
 
+def test_record_stores_paths_inside_the_checkout_relative_to_it_so_a_clone_elsewhere_renders_the_same_page(
+    tmp_path,
+):
+    g = grid(["p/a"])
+    runs = [finished_run(tmp_path, g.experiments[0], s, 0.6) for s in range(2)]
+    made = {"command": f"python scripts/ablate.py --grid {ROOT}/configs/ablations/dyck.yaml --out {ROOT}/results/x "
+                       f"--plugins /srv/plugins --seeds 2"}  # fmt: skip
+    grid_report.record(tmp_path, g, runs, made, root=ROOT)
+    stored = json.loads((tmp_path / "run.json").read_text())["command"]
+    assert stored == "python scripts/ablate.py --grid configs/ablations/dyck.yaml --out results/x --plugins " \
+                     "/srv/plugins --seeds 2"  # fmt: skip
+    page = (tmp_path / "ablation.md").read_text()
+    moved = grid_report.without_absolute_paths(made["command"], Path("/elsewhere/minibert"))  # another clone
+    assert "--out results/x" in page and "--out …/x" in moved  # the stored record no longer depends on where
+
+
 def test_cheapest_picks_the_least_costly_arm_that_beats_its_reference_within_the_limits_on_enough_seeds():
     """Four arms against one reference (one count on the same questions): `a` is cheapest but never beats it,
     `b` beats it on one seed only, `c` beats it but runs too long, `d` beats it within the limit on 3 seeds."""

@@ -153,17 +153,21 @@ _ABSOLUTE = re.compile(r"'(/[^']+)'|(?<![\w.~/-])(/[^\s'\",;]+)")
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
-def without_absolute_paths(text: str, root: Path = CHECKOUT) -> str:
-    """`text` with each absolute path made relative to the checkout `root`, or elided to its last part outside
-    it, so a page names no folder of the machine that made it.
+def without_absolute_paths(text: str, root: Path = CHECKOUT, elide: bool = True) -> str:
+    """`text` with each absolute path made relative to the checkout `root`, and one outside it elided to its last
+    part (kept whole if not `elide`), so a page names no folder of the machine that made it.
 
     >>> without_absolute_paths("--grid /r/configs/g.yaml --out '/tmp/a b/out', 1 s", Path("/r"))
     '--grid configs/g.yaml --out …/out, 1 s'
+    >>> without_absolute_paths("--grid /r/configs/g.yaml --out /tmp/out", Path("/r"), elide=False)
+    '--grid configs/g.yaml --out /tmp/out'
     """
 
     def relative(m: re.Match) -> str:
         path = Path(m[1] or m[2])
-        return path.relative_to(root).as_posix() if path.is_relative_to(root) else f"…/{path.name}"
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+        return f"…/{path.name}" if elide else m[0]
 
     return _ABSOLUTE.sub(relative, text)
 
@@ -192,7 +196,10 @@ def record(
                 "the grid and seeds that made it, another --out, or --replace-report"
             )
     written = [table.write(frame, out)]
-    write_atomic(out / "run.json", json.dumps(made, indent=1) + "\n")
+    # paths inside the checkout are stored relative to it: a page rendered from this record in another clone
+    # (CI's, a colleague's) reads the same as here; paths outside it are kept for whoever made the run
+    text = without_absolute_paths(json.dumps(made, indent=1), Path(root).resolve(), elide=False)
+    write_atomic(out / "run.json", text + "\n")
     return [*written, out / "run.json", *write(out, grid)]
 
 
