@@ -6,6 +6,7 @@ anything trains."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,25 @@ def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tm
                           ("minibert.objectives.Nope", "cannot import it")):  # fmt: skip
         with pytest.raises(compare.ComparisonError, match=fragment):
             compare.find_objective(bad, [])
+
+
+def test_a_failed_seed_is_one_a_guesser_would_match_on_its_languages_validation_questions():
+    """Each language's `fails_below` is the lowest accuracy (0.1-point steps) a coin-flipper reaches with
+    probability at most 0.1% on that language's validation questions, counted in its committed timing grid:
+    a seed that learned a little stays in, one that cannot be told from guessing is set apart."""
+    from scipy.stats import binom
+
+    def reached_by_guessing(accuracy: float, n: int) -> float:
+        return float(binom.sf(math.ceil(accuracy * n - 1e-9) - 1, n, 0.5))  # P(a guesser's accuracy >= accuracy)
+
+    for language, lang in yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"].items():
+        t = table.read(ROOT / "results" / lang["timing"]["grid"])
+        rows = (t.experiment == lang["timing"]["finetune"].format(arm="mlm")) & (t.metric == lang["metric"])
+        counts = t[rows & (t.category == "")].n.unique()
+        assert len(counts) == 1, (language, counts)
+        n, threshold = int(counts[0]), lang["fails_below"]
+        assert reached_by_guessing(threshold, n) <= 0.001 < reached_by_guessing(threshold - 0.001, n), language
+    assert reached_by_guessing(0.535, 2000) <= 0.001 < reached_by_guessing(0.515, 2000)  # n matters
 
 
 @pytest.mark.slow
