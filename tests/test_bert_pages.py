@@ -27,8 +27,9 @@ def render(tmp_path: Path, page: str, **tables: pd.DataFrame) -> str:
     """`page` rendered in a copy of the repository whose grids hold `tables` (the rest: the committed tables)."""
     for out in [*GRIDS.values(), "results"]:
         (tmp_path / out).mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / out / "results.csv", tmp_path / out / "results.csv")
-        shutil.copy(ROOT / out / "run.json", tmp_path / out / "run.json")
+        for name in (*table.FILES, "run.json"):
+            if (ROOT / out / name).is_file():
+                shutil.copy(ROOT / out / name, tmp_path / out / name)
     for grid, frame in tables.items():
         table.write(frame, tmp_path / GRIDS[grid])
     template = Path(PAGES[page] + ".j2")

@@ -402,3 +402,34 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
     broken.loc[whole, "value"] += 0.05
     with pytest.raises(QueryError, match="per validation document averages"):
         Data(broken).stat("val/acc", experiment="pretrain/a")
+
+
+def test_figures_per_document_are_stored_apart_and_read_back_as_one_table(tmp_path):
+    """A table with per-document rows is written as results.csv without them plus a narrow documents.csv, and
+    read back equal to what was written; a table rewritten without them leaves no documents file behind, and
+    documents of a run that results.csv does not hold (a writer killed between the two files) are not joined."""
+    rows = []
+    for seed in range(3):
+        rows += cells("pretrain/a", "val/acc", {seed: 0.6 + seed / 100}, n=300)
+        rows += cells("pretrain/a", "val/acc", {seed: 0.5}, "opener", n=100)
+        for d in range(4):
+            rows += cells("pretrain/a", "val/by_document/acc", {seed: 0.5 + d / 10}, f"d{d}", 75)
+            rows += cells("pretrain/a", "val/by_document/n", {seed: 75.0}, f"d{d}")
+    frame = pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST])
+    frame = frame.sort_values(table.ORDER, kind="stable", ignore_index=True).assign(code="4f1c")
+    written = table.write(frame, tmp_path)
+    assert [p.name for p in written] == list(table.FILES)
+    main = pd.read_csv(tmp_path / table.FILE)
+    documents = pd.read_csv(tmp_path / table.DOCUMENTS)
+    assert not main.metric.str.startswith(table.BY_DOCUMENT).any() and len(main) == 6
+    assert list(documents.columns) == table.DOCUMENT_COLUMNS and len(documents) == 24
+    pd.testing.assert_frame_equal(table.read(tmp_path), frame, check_dtype=False)
+
+    documents.loc[documents.seed == 2, "run"] = "a run results.csv does not hold"
+    documents.to_csv(tmp_path / table.DOCUMENTS, index=False)
+    assert set(table.read(tmp_path).query("metric.str.startswith('val/by_document/')").seed) == {0, 1}
+
+    flat = frame[~frame.metric.str.startswith(table.BY_DOCUMENT)]
+    assert [p.name for p in table.write(flat, tmp_path)] == [table.FILE]
+    assert not (tmp_path / table.DOCUMENTS).exists()
+    pd.testing.assert_frame_equal(table.read(tmp_path), flat.reset_index(drop=True), check_dtype=False)

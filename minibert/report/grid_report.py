@@ -179,7 +179,8 @@ class ReportError(ValueError):
 def record(
     out: str | Path, grid: Grid, finished: list, made: dict, replace: bool = False, root: str | Path = "."
 ) -> list[Path]:
-    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv`, how they were
+    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv` (and its
+    figures per document to `out/documents.csv`: minibert.report.table), how they were
     made to `out/run.json`, and the grid's report; refuses (ReportError) a table of no run, or one that drops
     runs of the table already there, unless `replace`."""
     out = Path(out)
@@ -195,7 +196,7 @@ def record(
                 f"the table in {out} holds {len(lost)} run(s) this one would drop ({shown}): kept as it is. Give "
                 "the grid and seeds that made it, another --out, or --replace-report"
             )
-    written = [table.write(frame, out)]
+    written = table.write(frame, out)
     # paths inside the checkout are stored relative to it: a page rendered from this record in another clone
     # (CI's, a colleague's) reads the same as here; paths outside it are kept for whoever made the run
     text = without_absolute_paths(json.dumps(made, indent=1), Path(root).resolve(), elide=False)

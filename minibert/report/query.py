@@ -34,7 +34,7 @@ from minibert.stats import sequential
 LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
 # real-text runs log: the parts an interval resamples documents from, never figures of their own
-BY_DOCUMENT = "val/by_document/"
+BY_DOCUMENT = table.BY_DOCUMENT
 
 
 def by_document(metric: str) -> str | None:

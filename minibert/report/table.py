@@ -15,6 +15,12 @@ An accuracy key `val/<head>[ceiling/|gap/|bayes/]acc[_<category>]` becomes metri
 its category; its count `val/<head>n[_<category>]` becomes the `n` of those rows. Each grid's table is
 `<out>/results.csv`, written by the runner and read by every page.
 
+Figures per validation document (metrics `val/by_document/...`, category `d<index>`: text runs keep them for
+the document-clustered validation error) are rows of the same table, stored apart in `<out>/documents.csv`
+with only the columns that tell them apart (experiment, seed, run, metric, category, value, n): a run has
+hundreds of them, and repeating every axis column on each made a text grid's file several megabytes. `read`
+joins them back to their run's columns, so a reader sees one table.
+
 Example:
     >>> import pandas as pd
     >>> t = read("results/dyck")
@@ -39,6 +45,12 @@ from minibert.atomic_writes import write_atomic
 from minibert.report.axes import grid_axes
 
 FILE = "results.csv"
+DOCUMENTS = "documents.csv"
+FILES = (FILE, DOCUMENTS)  # what a table is on disk; DOCUMENTS only where runs kept figures per document
+BY_DOCUMENT = "val/by_document/"  # the metrics stored in DOCUMENTS
+RUN_KEY = ["experiment", "seed", "run"]
+DOCUMENT_COLUMNS = [*RUN_KEY, "metric", "category", "value", "n"]
+ORDER = ["experiment", "seed", "metric", "category"]  # the table's row order (unique per row)
 FIRST = ["grid", "experiment", "stage"]
 LAST = ["seed", "val_seed", "metric", "category", "value", "n", "run", "code"]
 _RUN = re.compile(r"seed\d+-(?P<run>[0-9a-f]+)$")
@@ -97,7 +109,7 @@ def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str 
                          "category": category, "value": math.nan if value is None else float(value),
                          "n": n, "run": run, "code": code})  # fmt: skip
     columns = [*FIRST, *names, *LAST]
-    return pd.DataFrame(rows, columns=columns).sort_values(["experiment", "seed", "metric", "category"], kind="stable")
+    return pd.DataFrame(rows, columns=columns).sort_values(ORDER, kind="stable")
 
 
 def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
@@ -114,17 +126,35 @@ def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
     return tidy(grid, entries(), root)
 
 
-def write(table: pd.DataFrame, out: str | Path) -> Path:
-    """`<out>/results.csv`, atomically (a killed writer leaves the old table)."""
-    path = Path(out) / FILE
-    write_atomic(path, table.to_csv(index=False, lineterminator="\n", float_format="%.10g"))
-    return path
+def write(table: pd.DataFrame, out: str | Path) -> list[Path]:
+    """`<out>/results.csv`, and `<out>/documents.csv` when rows hold figures per document, each atomically
+    (a killed writer leaves the old file; `read` joins only the documents of runs in results.csv). Returns the
+    files written."""
+    out = Path(out)
+    per_document = table["metric"].str.startswith(BY_DOCUMENT)
+    write_atomic(out / FILE, _csv(table[~per_document]))
+    if not per_document.any():
+        (out / DOCUMENTS).unlink(missing_ok=True)  # a documents file of an earlier table would be joined in
+        return [out / FILE]
+    write_atomic(out / DOCUMENTS, _csv(table.loc[per_document, DOCUMENT_COLUMNS]))
+    return [out / FILE, out / DOCUMENTS]
+
+
+def _csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False, lineterminator="\n", float_format="%.10g")
 
 
 def read(out: str | Path) -> pd.DataFrame:
     """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('')."""
     # low_memory=False: each column's type is inferred from the whole file, not chunk by chunk (a large table
     # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
-    table = pd.read_csv(Path(out) / FILE, dtype={"category": str, "run": str, "code": str}, low_memory=False)
-    table["category"] = table["category"].fillna("")
+    types = {"category": str, "run": str, "code": str}
+    table = pd.read_csv(Path(out) / FILE, dtype=types, low_memory=False)
+    table["category"] = table["category"].fillna("")  # before sorting: '' (all questions) sorts first
+    if (path := Path(out) / DOCUMENTS).is_file():
+        documents = pd.read_csv(path, dtype={k: types[k] for k in ("category", "run")})
+        runs = table.drop(columns=DOCUMENT_COLUMNS[len(RUN_KEY) :]).drop_duplicates(RUN_KEY)
+        documents = documents.merge(runs, on=RUN_KEY, how="inner")[table.columns]
+        table = pd.concat([table, documents], ignore_index=True)
+        table = table.sort_values(ORDER, kind="stable", ignore_index=True)
     return table
