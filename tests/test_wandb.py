@@ -33,9 +33,12 @@ def closed_port() -> int:
 
 
 def fit_with_wandb(root, env: dict, *args: str):
-    """The default pre-training with configs/wandb.yaml stacked, into `root`, as a subprocess."""
+    """The default pre-training with configs/wandb.yaml stacked, into `root`, as a subprocess: (the finished
+    process, its seconds from start to exit)."""
     configs = ["-c", "configs/pretrain.yaml", "-c", "configs/wandb.yaml"]
-    return run_fit(*configs, *args, f"--trainer.default_root_dir={root}", env=env, timeout=HANG)
+    start = time.monotonic()
+    done = run_fit(*configs, *args, f"--trainer.default_root_dir={root}", env=env, timeout=HANG)
+    return done, time.monotonic() - start
 
 
 @pytest.fixture(scope="module")
@@ -46,20 +49,16 @@ def two_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wandb_two_runs")
     root = tmp / "run"
     no_key = cli_env(WANDB_API_KEY=None, WANDB_MODE=None, HOME=str(tmp / "home"), WANDB_BASE_URL="http://127.0.0.1:9")
-    start = time.monotonic()
-    keyless = fit_with_wandb(
+    keyless, keyless_seconds = fit_with_wandb(
         root, no_key, "--trainer.max_steps=5", "--data.val_size=64", "--seed_everything=7", "--model.init_args.lr=0.001"
     )
-    keyless_seconds = time.monotonic() - start
     no_network = cli_env(
         WANDB_API_KEY="0" * 40,
         WANDB_MODE=None,
         HOME=str(tmp / "home"),
         WANDB_BASE_URL=f"http://127.0.0.1:{closed_port()}",
     )
-    start = time.monotonic()
-    keyed = fit_with_wandb(root, no_network, "--trainer.max_steps=5", "--data.val_size=64")
-    keyed_seconds = time.monotonic() - start
+    keyed, keyed_seconds = fit_with_wandb(root, no_network, "--trainer.max_steps=5", "--data.val_size=64")
     return root, keyed, keyed_seconds, keyless, keyless_seconds
 
 
