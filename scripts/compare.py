@@ -6,16 +6,19 @@
         --arms dyck/pretrain/mlm,dyck/pretrain/span --metric val/gap/acc
 
 With a plug-in, the objective runs against every shipped objective on every language of configs/compare.yaml
-that it builds on, each arm at the same budget of counted pre-training FLOPs and then fully fine-tuned; the
-figure judged is the fine-tuned accuracy. With --grid, the first of --arms runs against each of the others
-on --metric. Either way seed s gives every arm the same training stream and, where shapes match, initial
-weights; after each seed every pair still undecided looks at its confidence sequence (anytime-valid, so
-looking after every seed costs nothing), Bonferroni across the pairs, and stops when the sign is decided,
-when the interval lies inside ±--margin (equivalent), at the cap, or before a seed that would pass --minutes
-(a stop at any look keeps the sequence's promise; minibert.ablation.comparison, docs/statistics.md). Runs go
-through scripts/ablate.py into --out, so a killed comparison resumes where it stopped when the same command
-is run again, and a larger --max-seeds extends it (the sequence continues; it never starts over). The
-verdicts are printed and written to <out>/comparisons/<name>.md and .json.
+that it builds on, each arm at the same budget of counted pre-training FLOPs, and the figure judged is the
+encoder's zero-shot accuracy on the language's minimal pairs, `val/pairs/acc` (minibert.pairs: no fine-tuning,
+so no fine-tuning lottery). An objective that cannot score a sentence is judged, with every arm it meets, by the
+pairs' probe, `val/pairs/probe/acc`; a language none of whose pairs lies beyond its n-gram floors is left out.
+`--finetune` judges the fully fine-tuned accuracy instead, with failed seeds as before. With --grid, the first
+of --arms runs against each of the others on --metric. Either way seed s gives every arm the same training
+stream and, where shapes match, initial weights; after each seed every pair still undecided looks at its
+confidence sequence (anytime-valid, so looking after every seed costs nothing), Bonferroni across the pairs, and
+stops when the sign is decided, when the interval lies inside ±--margin (equivalent), at the cap, or before a
+seed that would pass --minutes (a stop at any look keeps the sequence's promise; minibert.ablation.comparison,
+docs/statistics.md). Runs go through scripts/ablate.py into --out, so a killed comparison resumes where it
+stopped when the same command is run again, and a larger --max-seeds extends it (the sequence continues; it
+never starts over). The verdicts are printed and written to <out>/comparisons/<name>.md and .json.
 
 --margin is in the printed unit: points for accuracies and gaps (1 = one point), the metric's own otherwise.
 Exit codes as ablate.py's: 0, 1 (a run failed; its seed counts as failed), 2 (bad input), 3 (the machine).
@@ -31,6 +34,7 @@ import itertools
 import math
 import os
 import shlex
+import shutil
 import sys
 import time
 from dataclasses import replace
@@ -81,7 +85,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--metric", help="with --grid: the figure judged, e.g. val/acc or val/gap/acc")
     p.add_argument("--all-pairs", action="store_true", help="with --grid: judge every pair of --arms, not the "
                    "first against each of the others")  # fmt: skip
-    p.add_argument("--out", help="results folder (default results/compare/<objective>; with --grid required)")
+    p.add_argument("--finetune", action="store_true", help="with a plug-in: judge the fine-tuned accuracy "
+                   "(every arm fully fine-tuned) instead of the minimal pairs")  # fmt: skip
+    p.add_argument("--out", help="results folder (default results/compare/<objective>-pairs[-<languages>], or "
+                   "-finetune; with --grid required)")  # fmt: skip
     p.add_argument("--margin", type=float, default=1.0, help="equivalence margin in the printed unit (default 1)")
     p.add_argument("--max-seeds", type=int, default=20, help="cap on seeds per pair (default 20)")
     p.add_argument("--minutes", type=float, help="stop before a seed that would pass this many minutes, at this "
@@ -96,6 +103,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("give a plug-in objective, or --grid with --arms and --metric (not both)")
     if args.grid is not None and not (args.arms and args.metric and args.out):
         p.error("--grid needs --arms, --metric and --out")
+    if args.grid is not None and args.finetune:
+        p.error("--finetune goes with a plug-in objective; with --grid, name the figure with --metric")
     if args.objective is not None and (args.arms or args.metric or args.fails_below is not None or args.all_pairs):
         p.error(
             "--arms, --metric, --all-pairs and --fails-below go with --grid; a plug-in is judged on its --yardsticks"
@@ -153,9 +162,20 @@ def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]
     return cls, spec, plugins
 
 
+PAIRS, PROBE = "val/pairs/acc", "val/pairs/probe/acc"  # the judged figures of minimal pairs (minibert.pairs)
+
+
+def default_folder(arm: str, args) -> str:
+    """`<Class>-pairs` (or `-finetune`), and the languages asked for where not all: one folder per question, so
+    that a comparison on other languages or another measure never meets another's record."""
+    languages = [x.strip() for x in args.languages.split(",")] if args.languages else []
+    return "-".join([arm, "finetune" if args.finetune else "pairs", *languages])
+
+
 def plugin_grid(args, cls: type, class_path: str, out: Path) -> tuple[Path, list[Pair], dict]:
     """Write `<out>/grid.yaml` (the new objective and the shipped ones on each asked language, at one FLOP
-    budget, then fine-tuned) and return it, the pairs, and each language's timing source."""
+    budget; with --finetune, each then fully fine-tuned) and return it, the pairs, and each language's timing
+    source. Pairs judge `val/pairs/acc` until `pair_figures` has seen what each arm logs."""
     spec = yaml.safe_load((ROOT / args.yardsticks).read_text())["languages"]
     asked = [x.strip() for x in args.languages.split(",")] if args.languages else list(spec)
     if unknown := [x for x in asked if x not in spec]:
@@ -170,19 +190,48 @@ def plugin_grid(args, cls: type, class_path: str, out: Path) -> tuple[Path, list
         for name, extra in arms.items():
             pre = [lang["pretrain"][0], *extra, *lang["pretrain"][1:]]
             budget = {"budget.flops": float(lang["flops"]), "data.val_seed": None}
-            experiments.append({"name": f"{language}/pretrain/{name}", "job_type": "pretrain", "configs": pre,
-                                "overrides": budget})  # fmt: skip
-            experiments.append({"name": f"{language}/finetune/{name}-full", "job_type": "finetune",
-                                "configs": lang["finetune"], "encoder_from": f"{language}/pretrain/{name}",
-                                "overrides": {"model.init_args.regime": "full", "data.val_seed": None},
-                                "metrics": [lang["metric"]]})  # fmt: skip
-        pairs += [Pair(f"{language}/finetune/{arm}-full", f"{language}/finetune/{name}-full", lang["metric"],
-                       lang["fails_below"], language) for name in arms if name != arm]  # fmt: skip
+            if args.finetune:
+                experiments.append({"name": f"{language}/pretrain/{name}", "job_type": "pretrain", "configs": pre,
+                                    "overrides": budget | {"pair_eval.enabled": False}})  # fmt: skip
+                experiments.append({"name": f"{language}/finetune/{name}-full", "job_type": "finetune",
+                                    "configs": lang["finetune"], "encoder_from": f"{language}/pretrain/{name}",
+                                    "overrides": {"model.init_args.regime": "full", "data.val_seed": None},
+                                    "metrics": [lang["metric"]]})  # fmt: skip
+            else:  # a language that makes no pairs is refused while the cell is built, in one line
+                experiments.append({"name": f"{language}/pretrain/{name}", "job_type": "pretrain", "configs": pre,
+                                    "overrides": budget | {"pair_eval.required": True}})  # fmt: skip
+        if args.finetune:
+            pairs += [Pair(f"{language}/finetune/{arm}-full", f"{language}/finetune/{name}-full", lang["metric"],
+                           lang["fails_below"], language) for name in arms if name != arm]  # fmt: skip
+        else:
+            pairs += [Pair(f"{language}/pretrain/{arm}", f"{language}/pretrain/{name}", PAIRS, None, language)
+                      for name in arms if name != arm]  # fmt: skip
         timing[language] = {**lang["timing"], "new": arm}
     grid = out / "grid.yaml"
     header = f"# Made by scripts/compare.py for {class_path}: the arms of configs/compare.yaml. Regenerated each run.\n"
     write_atomic(grid, header + yaml.safe_dump({"experiments": experiments}, sort_keys=False))
     return grid, pairs, timing
+
+
+def pair_figures(pairs: list[Pair], keys: dict[str, set[str]]) -> tuple[list[Pair], list[str]]:
+    """The minimal-pair comparisons as the arms allow, and a line for each change: a pair whose arm cannot score
+    a sentence zero-shot (it logs no `val/pairs/acc_...`) is judged by the probe; a language with no cell beyond
+    its n-gram floors (its arms log no `val/pairs/acc` or probe figure) is left out."""
+    kept, notes = [], []
+    for family in dict.fromkeys(p.family for p in pairs):
+        members = [p for p in pairs if p.family == family]
+        if not any(PROBE in keys[p.a] for p in members):
+            notes.append(f"{family}: left out: none of its minimal-pair cells lies beyond the n-gram floors (a bigram "
+                         "or trigram solves them), so its pairs cannot tell objectives apart; judge it with "
+                         "--finetune")  # fmt: skip
+            continue
+        for p in members:
+            blind = [arm for arm in (p.a, p.b) if PAIRS not in keys[arm]]
+            if blind:
+                notes.append(f"{p.label}: judged on {PROBE}: {', '.join(blind)} cannot score a sentence zero-shot")
+                p = replace(p, metric=PROBE)
+            kept.append(p)
+    return kept, notes
 
 
 def _rel(path: Path) -> str:
@@ -204,10 +253,11 @@ def estimate(timing: dict, pairs: list[Pair], workers: int, tables: list[Path]) 
     total = 0.0
     for arm in sorted({p.a for p in pairs} | {p.b for p in pairs}):
         seconds = next((t for t in (times(folder, arm) for folder in tables) if t is not None), None)
-        language, _, name = arm.partition("/finetune/")
+        stage = "finetune" if "/finetune/" in arm else "pretrain"
+        language, _, name = arm.partition(f"/{stage}/")
         if seconds is None and (t := timing.get(language)) is not None:
             shipped = "mlm" if name.removesuffix("-full") == t["new"] else name.removesuffix("-full")
-            seconds = times(ROOT / "results" / t["grid"], t["finetune"].format(arm=shipped))
+            seconds = times(ROOT / "results" / t["grid"], t[stage].format(arm=shipped))
         if seconds is None:
             return None
         total += seconds
@@ -228,24 +278,56 @@ def _run_time(data: Data, arm: str) -> float | None:
 # --- the run ----------------------------------------------------------------------------------------------
 
 
-def check_before_training(grid_path: Path, pairs: list[Pair], out: Path, seed: int, plugins: list[str]) -> None:
-    """Every arm exists and is built, and logs the metric judged: checked before any run trains."""
+def built_keys(grid_path: Path, arms: list[str], out: Path, seed: int, plugins: list[str]) -> dict[str, set[str]]:
+    """Every arm exists and is built (before any run trains); returns what each one logs."""
     from minibert.ablation.preflight import preflight
     from minibert.ablation.runner import plan
 
     grid = load_grid(grid_path, root=ROOT)
-    arms = list(dict.fromkeys([p.a for p in pairs] + [p.b for p in pairs]))
     if unknown := [a for a in arms if a not in grid.names]:
         raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {_rel(grid_path)}; valid: "
                         f"{', '.join(grid.names)}")  # fmt: skip
     ablate.use_plugins(plugins)
     runs = [r for r in plan(grid.select(arms), [seed], out, ROOT) if r.experiment.name in arms]
-    keys = preflight(runs, ROOT)
+    return preflight(runs, ROOT)
+
+
+def check_metrics(pairs: list[Pair], keys: dict[str, set[str]]) -> None:
+    """Both arms of every pair log the metric it judges."""
     for pair in pairs:
         for arm in (pair.a, pair.b):
             if pair.metric not in keys[arm]:
                 logged = ", ".join(sorted(k for k in keys[arm] if k.startswith("val/"))[:12])
                 raise GridError(f"--metric {pair.metric}: {arm} does not log it; it logs {logged}, ...")
+
+
+def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
+    """For every pair judged zero-shot on minimal pairs, the probe's reading of the same seeds beside it: a
+    fixed-sample 95% interval of A - B, printed for reading and not a verdict (the probe is not what is judged)."""
+    if data is None:
+        return []
+    lines = []
+    for p in pairs:
+        if p.metric != PAIRS or data.find(PROBE, experiment=p.a) is None or data.find(PROBE, experiment=p.b) is None:
+            continue
+        iv = data.diff(PROBE, {"experiment": p.a}, {"experiment": p.b}).interval
+        lines.append(f"- {p.a} − {p.b}, probe ({PROBE}): {100 * iv.mean:+.1f} ({100 * iv.lo:+.1f} to "
+                     f"{100 * iv.hi:+.1f}) points over {iv.seeds} seeds")  # fmt: skip
+    if lines:
+        lines = ["", "The rule-free reading of the same encoders (docs/pairs.md), a fixed-sample 95% interval for "
+                 "reading beside the verdicts, not a verdict:", "", *lines]  # fmt: skip
+    return lines
+
+
+def _measure_line(finetune: bool) -> str:
+    if finetune:
+        return ("the fully fine-tuned accuracy (--finetune): a seed below the language's `fails_below` did not "
+                "learn, and its failure rate is reported apart.")  # fmt: skip
+    return (
+        f"the minimal pairs, {PAIRS}: the share of pairs (one edit apart, one sentence in the language) "
+        "whose good sentence the encoder's own objective scores higher, zero-shot, over the cells no n-gram "
+        "floor solves (docs/pairs.md). No fine-tuning, so no fine-tuning lottery; --finetune judges that."
+    )
 
 
 def run_seeds(args, grid: Path, out: Path, arms: list[str], seeds: list[int], plugins: list[str]) -> int:
@@ -262,10 +344,12 @@ def main(argv: list[str] | None = None) -> int:
     command = "python scripts/compare.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )
+    made = None  # a folder this invocation created: removed again if the comparison is refused before training
     try:
         if args.objective is not None:
             cls, class_path, plugins = find_objective(args.objective, args.plugins)
-            out = Path(args.out or ROOT / "results" / "compare" / cls.__name__).resolve()
+            out = Path(args.out or ROOT / "results" / "compare" / default_folder(cls.__name__, args)).resolve()
+            made = None if out.exists() else out
             grid, pairs, timing = plugin_grid(args, cls, class_path, out)
         else:
             out, grid, plugins, timing = Path(args.out).resolve(), (ROOT / args.grid).resolve(), args.plugins, {}
@@ -274,6 +358,14 @@ def main(argv: list[str] | None = None) -> int:
                 raise ComparisonError(f"--arms={args.arms}: give two or more different experiments")
             firsts = itertools.combinations(arms, 2) if args.all_pairs else ((arms[0], b) for b in arms[1:])
             pairs = [Pair(a, b, args.metric, args.fails_below) for a, b in firsts]
+        arms = list(dict.fromkeys([p.a for p in pairs] + [p.b for p in pairs]))
+        keys = built_keys(grid, arms, out, args.first_seed, plugins)
+        notes = []
+        if args.objective is not None and not args.finetune:
+            pairs, notes = pair_figures(pairs, keys)
+            if not pairs:
+                raise ComparisonError("no language left to judge on minimal pairs: " + "; ".join(notes))
+        check_metrics(pairs, keys)
         scale = 100 if all(is_proportion(p.metric) for p in pairs) else 1
         path = record_path(out, args.name or "verdicts")
         recorded = load_record(path)
@@ -295,13 +387,18 @@ def main(argv: list[str] | None = None) -> int:
             looks = {k: int(v) for k, v in recorded["looks"].items()}
             extended = before.extended_from + ([before.cap] if design.cap > before.cap else [])
             design = replace(design, extended_from=extended)
-        check_before_training(grid, pairs, out, args.first_seed, plugins)
     except (ComparisonError, GridError) as err:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         print(f"compare.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
     cap = design.cap
     unit = "points" if scale == 100 else "units"
+    if args.objective is not None:
+        print(f"compare.py: judged on {_measure_line(args.finetune)}", file=sys.stderr)
+    for note in notes:
+        print(f"compare.py: {note}", file=sys.stderr)
     families = ", ".join(f"{k} ({name})" if name else str(k) for name, k in design.families.items())
     print(f"compare.py: {len(pairs)} pair(s) in families of {families}, each family held at {design.alpha:g} "
           f"(Bonferroni); margin ±{args.margin:g} {unit}; at most {cap} seeds per pair, the first look after "
@@ -329,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         if judged:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "
-                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged)],
+                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged),
+                         *probe_lines(data, pairs)],
                          {"wall_s": round(time.perf_counter() - start, 1)})  # fmt: skip
         if not open_pairs:
             break
@@ -356,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
-    print("\n".join(table(design, judged)))
+    print("\n".join([*table(design, judged), *probe_lines(data, pairs)]))
     print(f"wrote {_rel(path)} and {_rel(path.with_suffix('.md'))}; {time.perf_counter() - start:.0f} s")
     return code
 

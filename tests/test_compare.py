@@ -174,27 +174,37 @@ def test_a_record_is_judged_with_the_mixture_variance_it_was_designed_with(tmp_p
     assert old.first_look([pair]) == 4 and new.first_look([pair]) == 3
 
 
-def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tmp_path, scripts):
+@pytest.mark.parametrize("finetune", [False, True], ids=["pairs", "finetune"])
+def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tmp_path, scripts, finetune):
     """configs/compare.yaml as shipped: the plug-in's class found in its file, every language's shipped arms
-    and the new one pre-trained at that language's MLM budget, each fine-tuned fully, judged in pairs."""
+    and the new one pre-trained at that language's MLM budget, judged in pairs on their minimal pairs (no
+    fine-tuning, and a language that makes no pairs refused while its cells are built), or each fine-tuned fully
+    with --finetune."""
     import argparse
 
     compare = scripts("compare")
     (tmp_path / "half_masked.py").write_text(PLUGIN)
     cls, class_path, plugins = compare.find_objective(str(tmp_path / "half_masked.py"), [])
     assert (cls.__name__, class_path, plugins) == ("HalfMasked", "half_masked.HalfMasked", [str(tmp_path)])
-    args = argparse.Namespace(yardsticks="configs/compare.yaml", languages=None)
+    args = argparse.Namespace(yardsticks="configs/compare.yaml", languages=None, finetune=finetune)
     grid_path, pairs, timing = compare.plugin_grid(args, cls, class_path, tmp_path / "out")
     spec = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"]
     grid = yaml.safe_load(grid_path.read_text())["experiments"]
+    stage, suffix = ("finetune", "-full") if finetune else ("pretrain", "")
     for language, lang in spec.items():
         shipped = set(lang["arms"])
-        mine = [p for p in pairs if p.a == f"{language}/finetune/HalfMasked-full"]
-        assert {p.b for p in mine} == {f"{language}/finetune/{a}-full" for a in shipped}
-        assert all(p.metric == lang["metric"] and p.fails_below == lang["fails_below"] for p in mine)
+        mine = [p for p in pairs if p.a == f"{language}/{stage}/HalfMasked{suffix}"]
+        assert {p.b for p in mine} == {f"{language}/{stage}/{a}{suffix}" for a in shipped}
+        if finetune:
+            assert all(p.metric == lang["metric"] and p.fails_below == lang["fails_below"] for p in mine)
+        else:  # every seed counts at its value: nothing is set apart as failed
+            assert all(p.metric == "val/pairs/acc" and p.fails_below is None for p in mine)
         pre = [e for e in grid if e["name"].startswith(f"{language}/pretrain/")]
         assert len(pre) == len(shipped) + 1
         assert {e["overrides"]["budget.flops"] for e in pre} == {float(lang["flops"])}
+        assert all(e["overrides"]["pair_eval.enabled" if finetune else "pair_eval.required"] is not finetune
+                   for e in pre)  # fmt: skip
+        assert finetune == any(e["name"].startswith(f"{language}/finetune/") for e in grid)
         rest = lang["pretrain"][1:]  # the objective's config right after the base, before the language's
         assert all(e["configs"][0] == lang["pretrain"][0] and e["configs"][len(e["configs"]) - len(rest) :] == rest
                    for e in pre)  # fmt: skip
@@ -203,6 +213,19 @@ def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tm
                           ("minibert.objectives.Nope", "cannot import it")):  # fmt: skip
         with pytest.raises(compare.ComparisonError, match=fragment):
             compare.find_objective(bad, [])
+
+
+def test_pairs_are_judged_zero_shot_on_the_probe_where_an_arm_cannot_score_and_not_where_no_cell_is_judged(scripts):
+    compare = scripts("compare")
+    zero, probe, floor = "val/pairs/acc", "val/pairs/probe/acc", "val/pairs/floor/bigram/acc_dist_1"
+    keys = {"d/pretrain/new": {zero, probe}, "d/pretrain/mlm": {zero, probe}, "d/pretrain/nsp": {probe},
+            "b/pretrain/new": {floor}, "b/pretrain/mlm": {floor}}  # fmt: skip
+    pairs = [compare.Pair("d/pretrain/new", "d/pretrain/mlm", zero, None, "d"),
+             compare.Pair("d/pretrain/new", "d/pretrain/nsp", zero, None, "d"),
+             compare.Pair("b/pretrain/new", "b/pretrain/mlm", zero, None, "b")]  # fmt: skip
+    kept, notes = compare.pair_figures(pairs, keys)
+    assert [(p.b, p.metric) for p in kept] == [("d/pretrain/mlm", zero), ("d/pretrain/nsp", probe)]
+    assert len(notes) == 2 and "d/pretrain/nsp cannot score" in notes[0] and notes[1].startswith("b: left out")
 
 
 def test_a_failed_seed_is_one_a_guesser_would_match_on_its_languages_validation_questions():
@@ -242,7 +265,7 @@ def test_a_plugin_file_is_run_against_every_arm_of_its_yardsticks(tmp_path, scri
     yardsticks["languages"]["brackets"]["finetune"] = ["configs/finetune.yaml", str(tiny)]
     spec.write_text(yaml.safe_dump(yardsticks))
     plugin = str(tmp_path / "half_masked.py")
-    argv = [plugin, "--yardsticks", str(spec), "--out", str(out), "--max-seeds", "5"]  # two pairs: first look at 5
+    argv = [plugin, "--yardsticks", str(spec), "--out", str(out), "--max-seeds", "5", "--finetune"]  # first look at 5
     assert scripts("compare").main(argv) == 0
     result = json.loads((out / "comparisons" / "verdicts.json").read_text())
     assert [(p["a"], p["b"]) for p in result["pairs"]] == [
@@ -366,3 +389,30 @@ def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_t
         wrong["seeds only"] += decide(diffs, 0.001, seeds).reason == "sign decided"
         wrong["with the documents' term"] += decide(diffs, 0.001, seeds, alpha, widen=widen).reason == "sign decided"
     assert wrong["seeds only"] > 0.3 * experiments and wrong["with the documents' term"] <= 0.05 * experiments, wrong
+
+
+@pytest.mark.slow
+def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_mlm(tmp_path, scripts):
+    """The default measure end to end on Dyck at a small budget: only pre-training runs, every arm graded on the
+    same pairs per seed, and an objective that is MLM under another name ties MLM seed by seed, so its verdict
+    can only be equivalence (or undecided), never a sign."""
+    (tmp_path / "alias.py").write_text(
+        "from minibert.objectives import MaskedLM\n\n\nclass Alias(MaskedLM):\n    pass\n"
+    )
+    dyck = ["configs/pretrain.yaml", "configs/languages/dyck.yaml", "configs/recipes/dyck-pretrain.yaml"]
+    spec = tmp_path / "yardsticks.yaml"
+    spec.write_text(yaml.safe_dump({"languages": {"dyck": {
+        "pretrain": dyck, "finetune": ["configs/finetune.yaml"], "flops": 3.0e10, "metric": "val/acc",
+        "fails_below": 0.515, "timing": {"grid": "dyck", "pretrain": "dyck/pretrain/{arm}",
+                                         "finetune": "dyck/finetune/{arm}-full"},
+        "arms": {"mlm": [], "span": ["configs/objectives/span.yaml"]}}}}))  # fmt: skip
+    out = tmp_path / "out"
+    argv = [str(tmp_path / "alias.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds", "4"]
+    assert scripts("compare").main(argv) == 0
+    t = table.read(out)
+    assert set(t.stage) == {"pretrain"}  # nothing fine-tuned
+    pairs = t[t.metric == "val/pairs/acc"].pivot_table(index="seed", columns="experiment", values="value")
+    assert (pairs["dyck/pretrain/Alias"] == pairs["dyck/pretrain/mlm"]).all()
+    result = json.loads((out / "comparisons" / "verdicts.json").read_text())
+    alias = next(p for p in result["pairs"] if p["b"] == "dyck/pretrain/mlm")
+    assert "better" not in alias["verdict"] and alias["mean"] == 0

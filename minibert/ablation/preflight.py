@@ -30,6 +30,7 @@ import torch
 from minibert.ablation.grid import GridError
 from minibert.ablation.runner import Run
 from minibert.training.length_eval import LengthEval
+from minibert.training.pair_eval import PairEval
 
 ALWAYS_LOGGED = ("step", "wall_time_s", "train/loss", "val/loss")  # besides the metrics and parameter counts
 PROBE_SIZE, PROBE_TRIES = 4, 8  # validation sentences the untrained model scores; batches drawn at most
@@ -60,6 +61,8 @@ def logged_keys(module, callbacks=()) -> set[str]:
     for callback in callbacks:
         if isinstance(callback, LengthEval):
             keys |= {f"val/length_{n}/{k}" for n in callback.lengths for k in graded}
+        if isinstance(callback, PairEval):
+            keys |= callback.logged_keys(module)
     return keys
 
 

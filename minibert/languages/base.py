@@ -14,7 +14,11 @@ A language is a set of sentences `[CLS] w_1 ... w_L` over its own tokens. It own
   turns it into the posterior and the ceiling of any corruption whose positions are corrupted
   independently (BERT's recipe);
 - its grammaticality task: `spoil(ids, rng)` makes sentences that are not in the language, `contains`
-  tells members apart.
+  tells members apart;
+- its minimal pairs (minibert.pairs): the edits that make a bad sentence from a good one (`pair_edits`,
+  `edit`) and the strata a pair falls in (`pair_strata`). A language that names no edits but has
+  `contains` gets the default: two positions of different tokens swapped (every token's count kept), kept
+  where `contains` says the result is out of the language.
 
 Adding a language is one file that subclasses `Language` (docs/languages.md walks through one), named by
 class path in YAML under `objective.init_args.language`.
@@ -52,6 +56,12 @@ class Language(ABC):
     has_oracle: bool = True
     #: whether `spoil` and `contains` define a grammaticality task
     has_grammar: bool = True
+    #: the edits `edit` knows, one category each in the minimal pairs (empty: the default swap, where
+    #: `has_grammar` gives `contains` to tell which swaps break a sentence)
+    pair_edits: tuple[str, ...] = ()
+    #: the strata a pair can fall in, in the order `pair_strata` reports them: the pairs are drawn in equal
+    #: numbers per (edit, first stratum) cell; a language without strata has one, "all"
+    pair_strata_names: tuple[tuple[str, ...], ...] = (("all",),)
 
     def __init__(self, tokens: Sequence[str], seq_len: int) -> None:
         self.vocab = SPECIALS + tuple(tokens)
@@ -165,6 +175,15 @@ class Language(ABC):
     @abstractmethod
     def contains(self, ids: np.ndarray) -> np.ndarray:
         """(B, T) -> (B,) bool: which rows are sentences of the language."""
+
+    def edit(self, row: list[int], name: str, rng: np.random.Generator) -> list[int] | None:
+        """A bad sentence made from the good one `row` by the edit `name` of `pair_edits`, or None where that
+        edit does not apply to it. The default has no edits of its own (see `pair_edits`)."""
+        raise NotImplementedError(f"{self!r} names no minimal-pair edits")
+
+    def pair_strata(self, good: list[int], bad: list[int]) -> tuple[str, ...]:
+        """The stratum of a pair along each axis of `pair_strata_names` (one name per axis); "all" by default."""
+        return ("all",)
 
     def encode(self, text: str) -> np.ndarray:
         """Display form to ids: `"[CLS] d D e E"` -> array([0, 5, 13, 6, 14]) in the bracket languages."""

@@ -32,6 +32,10 @@ class BracketPairs(Dyck):
 
     categories = ()  # every partner is adjacent and every depth is 1: Dyck's buckets would say nothing
     spoilings = ()  # one way only: a wrong closer
+    # neighbours are always an opener and its closer, so the only count-keeping edit is two closers swapped,
+    # and each then faces the opener just before it: every pair's fault is at distance 1 and depth 1
+    pair_edits = ("swap_closers",)
+    pair_strata_names = (("dist_1",), ("depth_1",))  # a plain attribute over Dyck's property
 
     def __init__(self, kinds: int = 8, pairs: int = 8) -> None:
         check("BracketPairs", "pairs", pairs, POSITIVE_INT)

@@ -57,6 +57,19 @@ class Dyck(Language):
         _bucket_name("depth", lo, hi) for lo, hi in _DEPTHS
     )
     spoilings = ("swap", "move")
+    # Minimal pairs (minibert.pairs): swaps that keep every type's count of openers and closers (a count
+    # cannot tell the pair apart) and the depth profile, so the only fault is a closer that faces an opener of
+    # another type. Stratified by that opener's distance (the context a model must read) and its depth.
+    pair_edits = ("swap_adjacent", "swap_closers")
+
+    @property
+    def pair_strata_names(self) -> tuple[tuple[str, ...], ...]:
+        """The distance buckets a sentence of `length` tokens has room for, and the depth buckets `max_depth`
+        allows."""
+        return (
+            tuple(_bucket_name("dist", lo, hi) for lo, hi in _DISTANCES if lo < self.length),
+            tuple(_bucket_name("depth", lo, hi) for lo, hi in _DEPTHS if lo <= self.max_depth),
+        )
 
     def __init__(self, kinds: int = 4, length: int = 32, max_depth: int = 6, oracle_memory_gb: float = 2.0) -> None:
         check("Dyck", "kinds", kinds, Range(low=1, high=26, integer=True))
@@ -252,6 +265,52 @@ class Dyck(Language):
             if not self._member(moved):
                 return moved
         return None
+
+    # --- minimal pairs ---------------------------------------------------------------------------------------
+
+    def edit(self, row: list[int], name: str, rng: np.random.Generator) -> list[int] | None:
+        """`swap_adjacent`: two neighbouring brackets of one class (openers or closers) and different types
+        swapped; `swap_closers`: two closers of different types, not neighbours, swapped. Either keeps every
+        type's counts and the depth profile, and the result is never a word (a closer now faces another type)."""
+        if name == "swap_adjacent":
+            spots = [
+                (t, t + 1)
+                for t in range(1, len(row) - 1)
+                if row[t] != row[t + 1] and (row[t] < self.first_closer) == (row[t + 1] < self.first_closer)
+            ]
+        elif name == "swap_closers":
+            closers = [t for t, x in enumerate(row) if x >= self.first_closer]
+            spots = [(a, b) for i, a in enumerate(closers) for b in closers[i + 1 :] if b > a + 1 and row[a] != row[b]]
+        else:
+            raise ValueError(f"{self!r} has no minimal-pair edit {name!r}; its edits are {', '.join(self.pair_edits)}")
+        if not spots:
+            return None
+        a, b = spots[rng.integers(len(spots))]
+        bad = list(row)
+        bad[a], bad[b] = bad[b], bad[a]
+        return bad
+
+    def pair_strata(self, good: list[int], bad: list[int]) -> tuple[str, ...]:
+        """(distance bucket, depth bucket) of the nearest fault in `bad`: of the closers that face an opener of
+        another type, the one closest to that opener. Its distance is how far left a model must look to see
+        that the sentence is broken; its depth, the nesting it sits at (1 = outermost). The swaps keep the
+        shape, so each closer faces the opener it closes in `good`."""
+        stack: list[int] = []  # positions of the open brackets
+        faults = []  # (distance, depth) of every closer facing another type
+        for t, x in enumerate(bad):
+            if _FIRST <= x < self.first_closer:
+                stack.append(t)
+            elif x >= self.first_closer and stack:
+                opener = stack.pop()
+                if bad[opener] != x - self.kinds:
+                    faults.append((t - opener, len(stack) + 1))
+        if not faults:
+            raise ValueError(f"{self.decode(bad)} has no closer facing an opener of another type")
+        distance, depth = min(faults)
+        return tuple(
+            next(_bucket_name(prefix, lo, hi) for lo, hi in edges if lo <= value and (hi is None or value <= hi))
+            for prefix, edges, value in (("dist", _DISTANCES, distance), ("depth", _DEPTHS, depth))
+        )
 
     # --- the exact oracle ---------------------------------------------------------------------------------
 

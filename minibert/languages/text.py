@@ -17,6 +17,17 @@ on the training split (minibert.text.ngrams), graded on the same questions. Its 
 
 Which of them a position belongs to depends on its true token, so none is decided by the input.
 
+Its minimal pairs (minibert.pairs) are made from windows of the held-out documents, in the corpus's own words,
+one edit each (docs/pairs.md says why these three):
+
+- `word_swap`: two neighbouring words of letters swapped (every piece of each kept together);
+- `agreement`: a verb's number flipped where the vocabulary holds both forms as whole words (is/are,
+  was/were, has/have, does/do), or a demonstrative's (this/these);
+- `article`: a/an swapped.
+
+A corpus has no grammar to check them against: the edited window is taken to be worse English, which holds
+for nearly every such edit of edited prose but not for all (the ceiling is not an exact 100%).
+
 Example:
     >>> import numpy as np
     >>> text = Text()  # the standard library's docstrings, 2,048 pieces, 63 tokens after [CLS]
@@ -36,6 +47,7 @@ from minibert.text import prepared, wordpiece
 from minibert.validation import POSITIVE_INT, UNIT_INTERVAL, check
 
 FREQUENT_SHARE, RARE_SHARE = 0.5, 0.1  # of the training tokens: the most common types, the least common
+FLIPS = (("is", "are"), ("was", "were"), ("has", "have"), ("does", "do"), ("this", "these"), ("a", "an"))
 
 
 class Text(Language):
@@ -45,6 +57,7 @@ class Text(Language):
     training one (a fine-tuning run takes its pre-training run's from the checkpoint)."""
 
     categories = ("whole_word", "subword", "frequent", "rare")
+    pair_edits = ("word_swap", "agreement", "article")
     shared_categories = ()
     has_oracle = False
     has_grammar = False
@@ -89,6 +102,9 @@ class Text(Language):
                 f"{self.length}: give it more text or lower length"
             )
         self.counts = data.counts
+        self.letters = np.array([t.removeprefix(wordpiece.CONTINUATION).isalpha() for t in self.vocab] + [False])
+        self.flips = {self.token_id[a]: self.token_id[b] for pair in FLIPS for a, b in (pair, pair[::-1])
+                      if a in self.token_id and b in self.token_id}  # fmt: skip
         order = np.argsort(-self.counts.unigram[wordpiece.FIRST_PIECE :], kind="stable") + wordpiece.FIRST_PIECE
         before = np.cumsum(self.counts.unigram[order]) - self.counts.unigram[order]  # tokens of commoner types
         total = self.counts.unigram[wordpiece.FIRST_PIECE :].sum()
@@ -221,6 +237,44 @@ class Text(Language):
         whole = content & ~cont & ~continued
         masks = [whole, content & ~whole, content & self.frequent[piece], content & self.rare[piece]]
         return np.stack(masks, axis=-1)
+
+    # --- minimal pairs ---------------------------------------------------------------------------------------
+
+    def _words(self, row: list[int]) -> list[tuple[int, int]]:
+        """[start, end) of every whole word of the window: a start piece and its ## pieces, ending before the
+        window's last position (a word there may go on past the window)."""
+        words, T = [], len(row)
+        for t in range(1, T):
+            if not (wordpiece.FIRST_PIECE <= row[t] < self.vocab_size) or self.continuation[row[t]]:
+                continue
+            end = t + 1
+            while end < T and self.continuation[row[end]]:
+                end += 1
+            if end < T:
+                words.append((t, end))
+        return words
+
+    def edit(self, row: list[int], name: str, rng: np.random.Generator) -> list[int] | None:
+        words = self._words(row)
+        if name == "word_swap":
+            spots = [(a, b) for a, b in zip(words, words[1:]) if a[1] == b[0] and row[a[0] : a[1]] != row[b[0] : b[1]]
+                     and self.letters[row[a[0] : b[1]]].all()]  # fmt: skip
+            if not spots:
+                return None
+            (s, m), (_, e) = spots[rng.integers(len(spots))]
+            return row[:s] + row[m:e] + row[s:m] + row[e:]
+        if name in ("agreement", "article"):
+            articles = {self.token_id.get("a"), self.token_id.get("an")}
+            spots = [
+                s
+                for s, e in words
+                if e == s + 1 and row[s] in self.flips and (row[s] in articles) == (name == "article")
+            ]
+            if not spots:
+                return None
+            at = spots[rng.integers(len(spots))]
+            return row[:at] + [self.flips[row[at]]] + row[at + 1 :]
+        raise ValueError(f"{self!r} has no minimal-pair edit {name!r}; its edits are {', '.join(self.pair_edits)}")
 
     # --- references instead of an oracle -------------------------------------------------------------------
 

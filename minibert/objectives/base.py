@@ -15,6 +15,10 @@ Adding an objective is one file: subclass `Objective`, then name it by class pat
 Objectives that can share one encoder input also implement `corrupt` (add their corruption and targets
 to a batch another objective made) and `score` (loss from the shared hidden states); `Combined` stacks
 them with weights (BERT = next sentence prediction + MLM). docs/objectives.md walks through an example.
+
+Every pre-training objective that has a head able to score a whole sentence also implements
+`sentence_scores` (and names its rule in `scoring`): minimal pairs (minibert.pairs) are graded zero-shot by it,
+with no fine-tuning. One that cannot say so (`scoring = None`); its encoder is still read by the pairs' probe.
 """
 
 from __future__ import annotations
@@ -116,6 +120,17 @@ class Objective(nn.Module, ABC):
     #: number here, or a property when it depends on the language (MaskedLM)
     chance: float | None = None
 
+    #: how `sentence_scores` scores a sentence, in words for pages ("pseudo-log-likelihood", ...); None: this
+    #: objective has no head that scores a sentence, so its minimal pairs are read by the probe alone
+    scoring: str | None = None
+
+    def sentence_scores(self, encoder: Encoder, ids: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:
+        """(B, T) sentences of the language -> (B,) float64: how likely each one is under this objective's
+        head(s), higher = more likely (a log-likelihood or a pseudo one). `batch_size` bounds the rows of one
+        forward pass. Implemented by objectives that set `scoring`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot score a sentence zero-shot: it has no head that "
+                                  "scores one (set `scoring` and implement `sentence_scores`)")  # fmt: skip
+
     def configure_encoder(self, config: EncoderConfig) -> EncoderConfig:
         """The encoder this objective needs, given the configured one: sized for the language (an unset
         `vocab_size`/`max_len` takes the language's), and whatever else it needs (e.g. causal attention)."""
@@ -195,6 +210,12 @@ def sized_for(config: EncoderConfig, language: Language, vocab_size: int = 0, ma
 def encode(encoder: Encoder, batch: Batch) -> torch.Tensor:
     """The encoder on `batch["inputs"]` (B, T), with `batch["segments"]` when the batch has them -> (B, T, C)."""
     return encoder(batch["inputs"], batch.get("segments"))
+
+
+def read_sentences(encoder: Encoder, ids: torch.Tensor) -> torch.Tensor:
+    """The encoder on plain sentences (B, T) -> (B, T, C): segment 0 throughout where it has segments (an
+    encoder trained on [CLS] A [SEP] B [SEP] reads one sentence as its first segment)."""
+    return encoder(ids, torch.zeros_like(ids) if encoder.seg is not None else None)
 
 
 def masked_mean_cross_entropy(logits: torch.Tensor, target: torch.Tensor, count: torch.Tensor) -> torch.Tensor:

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from minibert.model import EncoderConfig
+from minibert.model import Encoder, EncoderConfig
 from minibert.objectives.base import Batch, Objective, Scoreboard, Scored, Split
 from minibert.validation import NONNEGATIVE, check
 
@@ -97,3 +97,18 @@ class Combined(Objective):
         parts = {f"{name}/{prefix}": s for name, out in scored.items() for prefix, s in out.graded().items()}
         nothing = torch.zeros(0, dtype=torch.long, device=hidden.device)  # graded only through the parts
         return Scored(loss, nothing, nothing, torch.zeros(0, 0, dtype=torch.bool, device=hidden.device), parts)
+
+    @property
+    def scoring(self) -> str | None:
+        """The first part's rule that can score a sentence (BERT's MLM head under NSP + MLM), named with it."""
+        name = self._scorer()
+        return None if name is None else f"{self.parts[name].scoring} (its {name} head)"
+
+    def _scorer(self) -> str | None:
+        return next((name for name, part in self.parts.items() if part.scoring is not None), None)
+
+    def sentence_scores(self, encoder: Encoder, ids: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:
+        name = self._scorer()
+        if name is None:
+            return super().sentence_scores(encoder, ids, batch_size)
+        return self.parts[name].sentence_scores(encoder, ids, batch_size)

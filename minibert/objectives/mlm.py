@@ -19,10 +19,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from minibert.languages import BracketPairs, Language
+from minibert.languages import MASK_ID, BracketPairs, Language
 from minibert.masking import IGNORE, INPUT_CATEGORIES, MaskingRecipe, categories, check_gradable, mlm_categories
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy
+from minibert.objectives.base import Batch, Objective, Scored, Split, masked_mean_cross_entropy, read_sentences
 from minibert.oracle import mlm_grades
 
 
@@ -127,6 +127,30 @@ class MaskedLM(Objective):
         documents = batch["document"][picked] if "document" in batch else None
         return Scored(loss, logits.argmax(-1), target, batch["categories"][picked], credit=credit, bounds=bounds,
                       references=refs, documents=documents)  # fmt: skip
+
+    scoring = "pseudo-log-likelihood"
+
+    @torch.no_grad()
+    def sentence_scores(self, encoder: Encoder, ids: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:
+        """Pseudo-log-likelihood (Salazar et al. 2020): mask each content position in turn and sum the
+        log-probability of its true token. Where a word has several pieces, the later pieces of the same word
+        are masked too (PLL-word-l2r, Kauf & Ivanova 2023), so a word is not scored from its own pieces. Every
+        masked copy of every sentence goes through the encoder in passes of `batch_size` rows."""
+        lang = self.language
+        host = ids.cpu().numpy()
+        content = torch.from_numpy(lang.is_content(host)).to(ids.device)  # (B, T)
+        word = torch.from_numpy(lang.word_starts(host)).to(ids.device).cumsum(1)  # (B, T): a word's pieces share it
+        rows, cols = content.nonzero(as_tuple=True)  # (N,): one masked copy per content position
+        after = torch.arange(ids.shape[1], device=ids.device)
+        scores = torch.zeros(len(ids), dtype=torch.float64, device=ids.device)
+        for start in range(0, len(rows), batch_size):
+            r, c = rows[start : start + batch_size], cols[start : start + batch_size]
+            hide = (word[r] == word[r, c][:, None]) & (after >= c[:, None]) & content[r]  # (n, T)
+            copies = ids[r].masked_fill(hide, MASK_ID)
+            hidden = read_sentences(encoder, copies)[torch.arange(len(r)), c]  # (n, C)
+            logp = self.head(hidden).float().log_softmax(-1).gather(1, ids[r, c][:, None]).squeeze(1)
+            scores.index_add_(0, r, logp.double())
+        return scores
 
     def predict(self, encoder: Encoder, inputs: torch.Tensor) -> torch.Tensor:
         """Most likely token at every position, (B, T) -> (B, T)."""

@@ -24,8 +24,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from minibert.languages import BracketPairs, Language
-from minibert.model import EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scored, Split
+from minibert.model import Encoder, EncoderConfig
+from minibert.objectives.base import Batch, Objective, Scored, Split, read_sentences
 from minibert.oracle import next_token_credit
 
 
@@ -76,3 +76,17 @@ class NextTokenLM(Objective):
         documents = batch["document"].flatten() if "document" in batch else None
         return Scored(F.cross_entropy(logits, target), logits.argmax(-1), target, categories, credit=credit,
                       references=refs, documents=documents)  # fmt: skip
+
+    scoring = "log-likelihood"
+
+    @torch.no_grad()
+    def sentence_scores(self, encoder: Encoder, ids: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:
+        """Left-to-right log-likelihood: the sum over content tokens of log P(w_t | w_<t), one pass per
+        `batch_size` sentences (the exact likelihood, not a pseudo one)."""
+        content = torch.from_numpy(self.language.is_content(ids[:, 1:].cpu().numpy())).to(ids.device)  # (B, T - 1)
+        scores = []
+        for part, graded in zip(ids.split(batch_size), content.split(batch_size)):
+            logp = self.head(read_sentences(encoder, part[:, :-1])).float().log_softmax(-1)  # (b, T - 1, V)
+            token = logp.gather(2, part[:, 1:, None]).squeeze(2)  # (b, T - 1)
+            scores.append((token * graded).double().sum(1))
+        return torch.cat(scores)

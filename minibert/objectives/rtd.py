@@ -32,7 +32,7 @@ from torch import nn
 from minibert.languages import Language
 from minibert.masking import IGNORE, MaskingRecipe, check_gradable
 from minibert.model import Encoder, EncoderConfig
-from minibert.objectives.base import Batch, Objective, Scoreboard, Scored, Split, encode
+from minibert.objectives.base import Batch, Objective, Scoreboard, Scored, Split, encode, read_sentences
 from minibert.objectives.mlm import MaskedLM
 from minibert.validation import POSITIVE, check
 
@@ -95,3 +95,18 @@ class ReplacedTokenDetection(Objective):
         detected = Scored(loss, (logits[graded] > 0).long(), target, categories, documents=documents)
         total = generated.loss + self.discriminator_weight * loss
         return detected._replace(loss=total, parts={"": detected, "generator/": generated})
+
+    scoring = "discriminator log-probability of 'original'"
+
+    @torch.no_grad()
+    def sentence_scores(self, encoder: Encoder, ids: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:
+        """The discriminator's verdict that nothing was replaced: the sum over content positions of
+        log P(original), one pass per `batch_size` sentences. The discriminator is the encoder that is kept (the
+        generator is thrown away after pre-training, and is a smaller model), and its head is the only one
+        trained on it; a bad sentence should look replaced somewhere."""
+        content = torch.from_numpy(self.language.is_content(ids.cpu().numpy())).to(ids.device)  # (B, T)
+        scores = []
+        for part, graded in zip(ids.split(batch_size), content.split(batch_size)):
+            replaced = self.head(read_sentences(encoder, part)).squeeze(-1).float()  # (b, T) logit of "replaced"
+            scores.append((F.logsigmoid(-replaced) * graded).double().sum(1))
+        return torch.cat(scores)

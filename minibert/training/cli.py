@@ -18,6 +18,8 @@
 - Every run saves its config and a `summary.json` (RunSummary) in its log directory.
 - `--length_eval.lengths [16,48,64]` grades the final weights again at other sentence lengths
   (minibert.training.length_eval).
+- `pair_eval` grades a pre-training run's final weights on its language's minimal pairs, zero-shot and by a
+  probe (minibert.training.pair_eval); `--pair_eval.enabled false` skips it.
 - `--ckpt_path last` resumes from the newest readable checkpoint anywhere under `trainer.default_root_dir`
   (each run logs to a new version folder, where Lightning alone would look), or starts fresh if none; a
   damaged newest checkpoint is named and the previous complete one is used.
@@ -83,6 +85,7 @@ from minibert.training.data import StreamDataModule
 from minibert.training.length_eval import LengthEval
 from minibert.training.loggers import run_log_dir
 from minibert.training.module import EncoderModule
+from minibert.training.pair_eval import PairEval
 from minibert.training.preemption import Preempted, Preemption
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
 
@@ -353,6 +356,7 @@ class MiniBertCLI(LightningCLI):
         )  # fmt: skip
         parser.add_lightning_class_args(RunSummary, "summary")
         parser.add_lightning_class_args(LengthEval, "length_eval")
+        parser.add_lightning_class_args(PairEval, "pair_eval")
         parser.add_class_arguments(Budget, "budget")
         parser.link_arguments("model.objective", "data.source", apply_on="instantiate")
 
