@@ -196,3 +196,22 @@ def test_leaving_one_arm_out_shows_a_coefficient_that_one_arm_makes():
     assert min(out, key=lambda a: out[a][0]) == "a0"
     with pytest.raises(ValueError, match="at least 4"):
         agreement.leave_one_out(x, y, x.arms[:3])
+
+
+def test_decision_accuracy_is_the_share_of_arm_pairs_ordered_alike_counted_by_brute_force():
+    from itertools import combinations
+
+    from minibert.stats.agreement import decision_accuracy
+
+    rng = np.random.default_rng(3)
+    arms = [f"a{i}" for i in range(6)]
+    x = Measured({a: {s: float(v) for s, v in enumerate(rng.normal(i, 1.0, 4))} for i, a in enumerate(arms)})
+    y = Measured({a: {s: float(v) for s, v in enumerate(rng.normal(i % 3, 1.0, 4))} for i, a in enumerate(arms)})
+    mx = {a: np.mean(list(x.values[a].values())) for a in arms}
+    my = {a: np.mean(list(y.values[a].values())) for a in arms}
+    alike = [(mx[a] - mx[b]) * (my[a] - my[b]) > 0 for a, b in combinations(arms, 2)]
+    got = decision_accuracy(x, y, replicates=400)
+    assert got.value == pytest.approx(np.mean(alike)) and got.lo <= got.value <= got.hi
+    assert decision_accuracy(x, x, replicates=400).value == 1.0
+    flipped = Measured({a: {s: -v for s, v in x.values[a].items()} for a in arms})
+    assert decision_accuracy(x, flipped, replicates=400).value == 0.0

@@ -416,3 +416,31 @@ def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_m
     result = json.loads((out / "comparisons" / "verdicts.json").read_text())
     alias = next(p for p in result["pairs"] if p["b"] == "dyck/pretrain/mlm")
     assert "better" not in alias["verdict"] and alias["mean"] == 0
+
+
+MUTE = """
+from tests.languages_plugin import Copy
+
+
+class Mute(Copy):  # no edits of its own and no membership test: it makes no minimal pairs
+    has_grammar = False
+"""
+
+
+def test_a_language_that_makes_no_pairs_is_refused_in_one_line_and_nothing_is_written(tmp_path, scripts, capsys):
+    (tmp_path / "mute.py").write_text(MUTE)
+    (tmp_path / "mute.yaml").write_text(yaml.safe_dump({"model": {"init_args": {"objective": {"init_args": {
+        "language": {"class_path": "mute.Mute"}}}}}}))  # fmt: skip
+    spec = tmp_path / "yardsticks.yaml"
+    spec.write_text(yaml.safe_dump({"languages": {"mute": {
+        "pretrain": ["configs/pretrain.yaml", str(tmp_path / "mute.yaml")], "finetune": ["configs/finetune.yaml"],
+        "flops": 1.0e9, "metric": "val/acc", "fails_below": 0.5,
+        "timing": {"grid": "objectives", "pretrain": "x/{arm}", "finetune": "y/{arm}"},
+        "arms": {"mlm": []}}}}))  # fmt: skip
+    (tmp_path / "half_masked.py").write_text(PLUGIN)
+    out = tmp_path / "out"
+    argv = [str(tmp_path / "half_masked.py"), "--yardsticks", str(spec), "--out", str(out), "--plugins", str(tmp_path)]
+    assert scripts("compare").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Mute cannot make minimal pairs" in err[-1] and "Traceback" not in "\n".join(err)
+    assert not out.exists()  # the grid it wrote to build the cells is gone again

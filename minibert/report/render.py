@@ -12,6 +12,9 @@ grids' tables, so none is typed. A template sees:
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.ablation.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
+- `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
+- `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
+  where it exists (minibert.report.pairs.PairsPage);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page.
@@ -28,7 +31,7 @@ import jinja2
 
 from minibert.ablation import comparison
 from minibert.atomic_writes import write_atomic
-from minibert.report import figures, grid_report, stats, validity
+from minibert.report import figures, grid_report, measurements, pairs, stats, validity
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE
 
@@ -51,7 +54,8 @@ class Renderer:
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
-                                study=self.study, has_grid=self.has_grid)  # fmt: skip
+                                study=self.study, has_grid=self.has_grid, pairs=self.pairs,
+                                measured=self.measured)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.touched: set[Path] = set()  # the tables the page being rendered reads
@@ -80,6 +84,18 @@ class Renderer:
             self.studies[folder] = validity.Study(self.data(folder))
         self.touched.add(folder)
         return self.studies[folder]
+
+    def measured(self, name: str) -> measurements.Measurement:
+        """The entry `name` of results/measurements.yaml."""
+        found = measurements.load(self.root)
+        if name not in found:
+            raise QueryError(f"{measurements.FILE}: no entry {name!r}")
+        return found[name]
+
+    def pairs(self, name: str, validity_grid: str | None = None) -> pairs.PairsPage:
+        """The minimal-pairs page model of grid `name`, its predictions read against `validity_grid`'s study."""
+        study = self.study(validity_grid) if validity_grid and self.has_grid(validity_grid) else None
+        return pairs.PairsPage(self.grid(name), study)
 
     def comparison(self, name: str, record: str) -> comparison.Recorded:
         """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""

@@ -235,6 +235,27 @@ def correlation(
                        (len(x.seeds(arms)), len(y.seeds(arms))), over_arms, replicates)  # fmt: skip
 
 
+def _alike(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(B, A), (B, A) -> (B,): the share of arm pairs both rows order alike, a tie in either counting half."""
+    i, j = np.triu_indices(x.shape[1], 1)
+    sx, sy = np.sign(x[:, j] - x[:, i]), np.sign(y[:, j] - y[:, i])  # (B, pairs)
+    return np.where((sx == 0) | (sy == 0), 0.5, (sx == sy).astype(float)).mean(1)
+
+
+def decision_accuracy(
+    x: Measured, y: Measured, arms: Sequence[str] | None = None, replicates: int = 2000, seed: int = 0
+) -> Coefficient:
+    """Pairwise decision accuracy (DataDecide, Magnusson et al. 2025): the share of the pairs of arms that `x`
+    and `y` order alike by their means, with a 95% interval for exactly these arms, over the seeds' noise and the
+    questions' sampling (the replicates of `correlation`, no arm drawn). 0.5 is a coin; 1 is every decision
+    carried over. Its `sign` says whether the interval excludes a coin."""
+    arms = list(arms) if arms is not None else [a for a in x.arms if a in y.values]
+    rx, ry = _draws([x, y], arms, replicates, False, seed)
+    value = float(_alike(x.matrix(arms).mean(0)[None], y.matrix(arms).mean(0)[None])[0])
+    c = _summarise(value - 0.5, _alike(rx, ry) - 0.5, bound=0.5)  # centred on a coin, so its sign is against one
+    return Coefficient(c.value + 0.5, c.lo + 0.5, c.hi + 0.5, c.dropped, c.sign)
+
+
 @dataclass(frozen=True)
 class Ceiling:
     """What a perfect predictor (one that knows `y`'s true figures) would score against `y` as measured: the

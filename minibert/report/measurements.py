@@ -1,0 +1,64 @@
+"""Figures measured outside any grid's table (a timing, a one-off check), kept typed and dated in
+`results/measurements.yaml` so that pages query them instead of typing them.
+
+Each entry: `what` was measured, its `unit`, `values` (name -> list of numbers, one per repetition), the
+`command` that measured it, the `date` and the `machine`.
+
+Example:
+    >>> m = Measurement("x", "a timing", "s", {"on": [2.0, 4.0]}, "bash b.sh", "2026-12-06", "2-core")
+    >>> m.mean("on")
+    3.0
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from minibert.report.query import QueryError
+
+FILE = Path("results/measurements.yaml")
+FIELDS = ("what", "unit", "values", "command", "date", "machine")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    what: str
+    unit: str
+    values: dict[str, list[float]]
+    command: str
+    date: str
+    machine: str
+
+    def mean(self, key: str) -> float:
+        return sum(self.values[key]) / len(self.values[key])
+
+
+def load(root: str | Path = ".") -> dict[str, Measurement]:
+    """Every entry of the file under `root`; QueryError naming the entry and field that is missing or wrong."""
+    path = Path(root) / FILE
+    if not path.is_file():
+        return {}
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise QueryError(f"{path}: not YAML ({err.__class__.__name__})") from None
+    out = {}
+    for name, entry in raw.items():
+        missing = [f for f in FIELDS if not isinstance(entry, dict) or f not in entry]
+        if missing:
+            raise QueryError(f"{path}: entry {name!r} lacks {', '.join(missing)}")
+        values = entry["values"]
+        if not isinstance(values, dict) or not all(
+            isinstance(v, list) and v and all(isinstance(x, int | float) for x in v) for v in values.values()
+        ):
+            raise QueryError(f"{path}: entry {name!r}: values must map names to lists of numbers")
+        date = entry["date"]
+        out[name] = Measurement(name, str(entry["what"]).strip(), str(entry["unit"]), values, str(entry["command"]),
+                                date.isoformat() if isinstance(date, datetime.date) else str(date),
+                                str(entry["machine"]))  # fmt: skip
+    return out

@@ -1,0 +1,184 @@
+"""The minimal-pairs page (results/pairs.md): what each arm's encoder tells apart with no fine-tuning, read from
+the pairs grid's table (configs/ablations/pairs.yaml: `pairs/<language>/pretrain/<arm>`), and whether the toy
+language's pairs rank arms as real text does (against the predictive-validity study's table).
+
+The page model answers, in typed rows, what the template lays out:
+
+- per language, each arm's judged zero-shot figure (`val/pairs/acc`) and its probe's (`val/pairs/probe/acc`),
+  mean over seeds with the interval of `minibert.report.stats`, and the seed SD; the floors on the same pairs;
+  every cell's figure for the control arm (MLM);
+- per phenomenon of a language without judged cells (text): its floors, the arms' means, the seed SD within an
+  arm, the spread of the arms' means, and whether the ranking of arms reproduces across seeds (Spearman of the
+  arms' means between the even and the odd seeds: the seeds are disjoint, so it is what a rerun would give);
+- pairwise decision accuracy (DataDecide) and Spearman of the toy language's pairs against text's cloze, with
+  intervals for exactly these arms over seeds and questions (minibert.stats.agreement).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from minibert.pairs.floors import FLOORS
+from minibert.report.query import Data, QueryError, Stat
+from minibert.report.validity import Study
+from minibert.stats import agreement
+
+PREFIX = "pairs"
+CONTROL = "mlm"
+ZERO_SHOT, PROBE = "val/pairs/acc", "val/pairs/probe/acc"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm's two readings on one language's judged cells."""
+
+    name: str
+    zero_shot: Stat | None  # None: its objective cannot score a sentence
+    probe: Stat
+
+    @property
+    def sd(self) -> float:
+        """The zero-shot figure's SD over seeds, in points (NaN with one seed or no zero-shot figure)."""
+        return math.nan if self.zero_shot is None or self.zero_shot.seeds < 2 else 100 * self.zero_shot.sd
+
+
+@dataclass(frozen=True)
+class Phenomenon:
+    """One edit of a language, over its arms: floors, means, seed noise and the ranking's reproducibility."""
+
+    name: str
+    floors: dict[str, float]  # floor name -> its accuracy (every seed's pairs pooled)
+    means: dict[str, float]  # arm -> mean zero-shot accuracy over seeds
+    seed_sd: float  # pooled within-arm SD over seeds
+    reproducibility: float  # Spearman of the arms' means, even seeds against odd seeds (NaN below 3 arms)
+
+    @property
+    def spread(self) -> float:
+        """SD of the arms' means: how far apart the objectives sit, to read against `seed_sd`."""
+        values = list(self.means.values())
+        return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Does the toy language's ranking on minimal pairs order the arms as text's cloze does?"""
+
+    predictor: str  # which toy figure
+    arms: list[str]
+    decision: agreement.Coefficient  # share of arm pairs ordered alike
+    spearman: agreement.Coefficient
+
+
+class PairsPage:
+    """The pairs grid's table as the page reads it."""
+
+    def __init__(self, data: Data, validity: Study | None = None):
+        self.data, self.validity = data, validity
+        names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
+        if not names:
+            raise QueryError(f"{data.out}: no experiment named {PREFIX}/<language>/pretrain/<arm>")
+        self.languages = list(dict.fromkeys(n[1] for n in names))
+        self._arms = {lang: sorted({n[3] for n in names if n[1] == lang}, key=lambda a: a != CONTROL)
+                      for lang in self.languages}  # fmt: skip
+        self.control = CONTROL
+
+    def experiment(self, language: str, arm: str) -> str:
+        return f"{PREFIX}/{language}/pretrain/{arm}"
+
+    def judged(self, language: str) -> bool:
+        """Whether any cell of `language` lies beyond its floors (its runs log the judged figure)."""
+        return any(self.data.find(PROBE, experiment=self.experiment(language, a)) for a in self._arms[language])
+
+    def arms(self, language: str) -> list[Arm]:
+        """Every arm with a judged figure, best zero-shot first (those that cannot score last, by probe)."""
+        rows = [Arm(a, self.data.find(ZERO_SHOT, experiment=self.experiment(language, a)),
+                    self.data.stat(PROBE, experiment=self.experiment(language, a)))
+                for a in self._arms[language]]  # fmt: skip
+        return sorted(rows, key=lambda r: (r.zero_shot is None, -(r.zero_shot or r.probe).mean))
+
+    def arm(self, language: str, name: str) -> Arm:
+        return next(r for r in self.arms(language) if r.name == name)
+
+    def floors(self, language: str) -> dict[str, Stat]:
+        """Each floor on the judged cells of the control arm's pairs (every arm of a seed shares them)."""
+        experiment = self.experiment(language, self.control)
+        return {f: self.data.stat(f"val/pairs/floor/{f}/acc", experiment=experiment) for f in FLOORS}
+
+    def categories(self, language: str) -> list[str]:
+        """The categories the control arm's pairs are split by, as logged."""
+        rows = self.data.rows(experiment=self.experiment(language, self.control), metric=ZERO_SHOT)
+        return [c for c in dict.fromkeys(rows.category) if c]
+
+    def cell(self, language: str, arm: str, category: str, metric: str = ZERO_SHOT) -> Stat | None:
+        return self.data.find(metric, category, experiment=self.experiment(language, arm))
+
+    def by_distance(self, language: str, metric: str = ZERO_SHOT) -> dict[str, list[tuple[float, Stat]]]:
+        """Arm -> (distance, figure) over the distance strata its pairs are split by (a bucket's lower end), for
+        the arms that log `metric`: how far left each encoder reads."""
+        buckets = [c for c in self.categories(language) if c.startswith("dist_")]
+        out = {}
+        for arm in self._arms[language]:
+            points = [(float(c.split("_")[1]), s) for c in buckets if (s := self.cell(language, arm, c, metric))]
+            if points:
+                out[arm] = points
+        return out
+
+    def phenomena(self, language: str) -> list[Phenomenon]:
+        """Every edit of `language` (its categories without a stratum), over the arms that score zero-shot."""
+        edits = [c for c in self.categories(language) if "-" not in c and not c.startswith(("dist_", "depth_"))]
+        edits = [c for c in edits if c != "all"]
+        out = []
+        for edit in edits:
+            per_arm = {a: self.cell(language, a, edit) for a in self._arms[language]}
+            per_arm = {a: s for a, s in per_arm.items() if s is not None}
+            control = self.experiment(language, self.control)
+            floors = {f: self.data.stat(f"val/pairs/floor/{f}/acc", edit, experiment=control).mean for f in FLOORS}
+            out.append(Phenomenon(edit, floors, {a: s.mean for a, s in per_arm.items()}, _pooled_sd(per_arm),
+                                  _split_half(per_arm)))  # fmt: skip
+        return out
+
+    def predictions(self, toy: str = "dyck", target: str = "text") -> list[Prediction]:
+        """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
+        study measured them) against text's cloze in the validity study, over the arms both have."""
+        if self.validity is None or not self.judged(toy):
+            return []
+        study = self.validity
+        pairs = agreement.Measured({a.name: a.zero_shot.values for a in self.arms(toy) if a.zero_shot is not None})
+        y_arms = study.arms_of("cloze", target)
+        out = []
+        for label, x in (("minimal pairs", pairs), ("cloze", None), ("fine-tuning", None)):
+            if x is None:
+                measure = "cloze" if label == "cloze" else "finetune"
+                arms = [a for a in study.arms_of(measure, toy) if a in y_arms]
+                x = study.measured(toy, measure, arms)
+            arms = [a for a in x.arms if a in y_arms]
+            if len(arms) < 3:
+                continue
+            y = study.measured(target, "cloze", arms)
+            out.append(Prediction(label, arms, agreement.decision_accuracy(x, y, arms),
+                                  agreement.correlation(x, y, arms).spearman))  # fmt: skip
+        return out
+
+
+def _pooled_sd(stats: dict[str, Stat]) -> float:
+    """The within-arm SD over seeds, pooled over arms (points)."""
+    ss, df = 0.0, 0
+    for s in stats.values():
+        v = np.array(list(s.values.values()))
+        if len(v) > 1:
+            ss, df = ss + float(((v - v.mean()) ** 2).sum()), df + len(v) - 1
+    return 100 * math.sqrt(ss / df) if df else math.nan
+
+
+def _split_half(stats: dict[str, Stat]) -> float:
+    """Spearman of the arms' means over their even seeds against their odd seeds (NaN below 3 arms)."""
+    halves = []
+    for parity in (0, 1):
+        halves.append([np.mean([v for seed, v in sorted(s.values.items())[parity::2]]) for s in stats.values()])
+    if len(stats) < 3 or min(len(s.values) for s in stats.values()) < 2:
+        return math.nan
+    return float(scipy_stats.spearmanr(*halves).statistic)
