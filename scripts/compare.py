@@ -33,6 +33,7 @@ import inspect
 import itertools
 import math
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -40,6 +41,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from minibert.ablation.comparison import (
@@ -58,7 +60,7 @@ from minibert.atomic_writes import write_atomic
 from minibert.report import grid_report
 from minibert.report.query import Data
 from minibert.report.table import FILE
-from minibert.stats.sequential import first_bound
+from minibert.stats.sequential import first_bound, seeds_to_decide
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -319,6 +321,30 @@ def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
     return lines
 
 
+def next_steps(design: Design, judged: list, command: str) -> list[str]:
+    """For every pair still open or capped, the seeds its sequence would need at the spread observed so far, and
+    the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
+    lines, most = [], 0
+    for j in judged:
+        if j.verdict.reason in ("sign decided", "interval inside ±m"):
+            continue
+        learning = [d for d in j.diffs if not math.isnan(d)]
+        if len(learning) < 2:
+            continue
+        mean, sd = float(np.mean(learning)), float(np.std(learning, ddof=1))
+        need = seeds_to_decide(mean, sd, design.margin, design.alpha_for(j.pair), design.prior_variance)
+        scale = 100 if is_proportion(j.pair.metric) else 1
+        said = f"about {need} seeds" if need else "more seeds than any budget holds (its spread is wide for its mean)"
+        lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {len(learning)} "
+                     f"seeds: a decision at this spread would take {said}")  # fmt: skip
+        most = max(most, need or 0)
+    if not lines:
+        return []
+    rerun = re.sub(r"\s--(max-seeds|minutes)[ =]\S+", "", command) + f" --max-seeds {max(most, design.cap + 1)}"
+    return ["", "Open pairs, at the spread seen so far (a planning figure, not a promise):", "", *lines, "",
+            f"Continue (every seed run so far is reused): `{rerun}`"]  # fmt: skip
+
+
 def _measure_line(finetune: bool) -> str:
     if finetune:
         return ("the fully fine-tuned accuracy (--finetune): a seed below the language's `fails_below` did not "
@@ -427,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "
                          f"{time.perf_counter() - start:.0f} s", "", *table(design, judged),
-                         *probe_lines(data, pairs)],
+                         *probe_lines(data, pairs), *next_steps(design, judged, command)],
                          {"wall_s": round(time.perf_counter() - start, 1)})  # fmt: skip
         if not open_pairs:
             break
@@ -454,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
-    print("\n".join([*table(design, judged), *probe_lines(data, pairs)]))
+    print("\n".join([*table(design, judged), *probe_lines(data, pairs), *next_steps(design, judged, command)]))
     print(f"wrote {_rel(path)} and {_rel(path.with_suffix('.md'))}; {time.perf_counter() - start:.0f} s")
     return code
 

@@ -9,13 +9,14 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from minibert.ablation.comparison import Design, Pair, as_diff, judge
 from minibert.report import table
 from minibert.report.query import Data
-from minibert.stats.sequential import PRIOR_VARIANCE
+from minibert.stats.sequential import PRIOR_VARIANCE, decide
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -444,3 +445,23 @@ def test_a_language_that_makes_no_pairs_is_refused_in_one_line_and_nothing_is_wr
     err = capsys.readouterr().err.strip().splitlines()
     assert "Mute cannot make minimal pairs" in err[-1] and "Traceback" not in "\n".join(err)
     assert not out.exists()  # the grid it wrote to build the cells is gone again
+
+
+def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_continues_it(tmp_path, scripts):
+    from minibert.stats.sequential import seeds_to_decide
+
+    compare = scripts("compare")
+    rng = np.random.default_rng(0)
+    a = {s: 0.80 + 0.02 * rng.normal() for s in range(5)}
+    b = {s: 0.79 + 0.02 * rng.normal() for s in range(5)}
+    design = Design([Pair("x/a", "x/b", "val/acc")], 0.01, 20)
+    (j,) = judge(_table(tmp_path, a, b), design, {"x/a vs x/b: val/acc": 5})
+    assert j.verdict.reason == "below the cap"
+    lines = compare.next_steps(design, [j], "python scripts/compare.py p.py --minutes 15 --max-seeds 20")
+    d = np.array(j.diffs)
+    need = seeds_to_decide(d.mean(), d.std(ddof=1), 0.01, 0.05)
+    assert need > 5 and f"would take about {need} seeds" in lines[3]
+    assert lines[-1].endswith(f"`python scripts/compare.py p.py --max-seeds {need}`")
+    # more seeds at the spread a sequence would need give a verdict: the estimate is the boundary's own
+    x = d.mean() + d.std(ddof=1) * (lambda z: (z - z.mean()) / z.std(ddof=1))(rng.normal(size=need))
+    assert decide(list(x), 0.01, 1000).reason in ("sign decided", "interval inside ±m")

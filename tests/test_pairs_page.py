@@ -87,9 +87,11 @@ def test_dyck_pairs_are_said_to_order_arms_as_text_exactly_when_they_do(tmp_path
     arms = page.arms("dyck")
     assert [a.name for a in arms] == sorted(ARMS, key=lambda a: -order * QUALITY[a])  # best first
     (pred, *_) = page.predictions()
-    assert pred.predictor == "minimal pairs" and pred.decision.value == (1.0 if order > 0 else 0.0)
+    assert (pred.predictor, pred.target) == ("minimal pairs", "text")
+    assert pred.decision.value == (1.0 if order > 0 else 0.0)
     c = pred.decision
-    assert f"| minimal pairs | {len(pred.arms)} | {100 * c.value:.1f} ({100 * c.lo:.1f} to {100 * c.hi:.1f}) |" in text
+    figure = f"{100 * c.value:.1f} ({100 * c.lo:.1f} to {100 * c.hi:.1f})"
+    assert f"| minimal pairs | its recipe (21x) | {len(pred.arms)} | {figure} |" in text
     for a in arms:  # every arm's row is the model's
         assert f"| {a.name} | {a.zero_shot.interval.mean * 100:.1f} (" in text
 
@@ -102,3 +104,17 @@ def test_a_phenomenon_reproduces_when_its_arm_order_holds_over_disjoint_seeds(tm
     assert found["word_swap"].floors == {"unigram": 0.5, "bigram": 0.9, "trigram": 0.92}
     assert found["agreement"].seed_sd > found["word_swap"].seed_sd and not math.isnan(found["word_swap"].spread)
     assert not page.judged("text") and page.judged("dyck")
+
+
+def test_a_grid_that_graded_pairs_shows_them_first_with_their_floor_and_one_that_did_not_is_unchanged(tmp_path):
+    from minibert.report import grid_report
+    from minibert.report.query import Data
+
+    with_pairs = Data(pd.DataFrame(pair_rows(1), columns=[*table.FIRST, *table.LAST]))
+    section = grid_report.overview(with_pairs)
+    assert section.header[2:5] == ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
+    row = next(r for r in section.rows if r[0] == "pairs/dyck/pretrain/mlm")
+    assert row[2] == str(with_pairs.stat("val/pairs/acc", experiment="pairs/dyck/pretrain/mlm"))
+    assert row[4] == str(with_pairs.stat("val/pairs/floor/trigram/acc", experiment="pairs/dyck/pretrain/mlm"))
+    without = Data(pd.DataFrame([r for r in validity_rows("dyck", 1)], columns=[*table.FIRST, *table.LAST]))
+    assert grid_report.overview(without).header == ["experiment", "seeds", "accuracy", "ceiling", "gap"]

@@ -106,17 +106,38 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     return answers
 
 
+PAIRS = ("val/pairs/acc", "val/pairs/probe/acc")  # minimal pairs: zero-shot, and the probe (minibert.pairs)
+FLOORS = tuple(f"val/pairs/floor/{f}/acc" for f in ("unigram", "bigram", "trigram"))
+
+
 def overview(data: Data) -> Section:
-    """One row per experiment: seeds, its headline accuracy, ceiling and gap (or its strongest reference)."""
+    """One row per experiment: seeds, its minimal pairs where any run graded them (the downstream measure read
+    first: zero-shot, the probe, the best n-gram floor on the same pairs), then its headline accuracy, ceiling
+    and gap."""
+    experiments = data.experiments()
+    pairs = any(data.find(m, experiment=e) for e in experiments for m in PAIRS)
     rows = []
-    for e in data.experiments():
+    for e in experiments:
         acc, ceiling, gap = (data.find(m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
         seeds = len(data.seeds(experiment=e))
-        rows.append([e, str(seeds), *(str(s) if s else "–" for s in (acc, ceiling, gap))])
+        shown = (*(data.find(m, experiment=e) for m in PAIRS), _best_floor(data, e)) if pairs else ()
+        rows.append([e, str(seeds), *(str(s) if s else "–" for s in (*shown, acc, ceiling, gap))])
     note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
             "ceiling, or not a cloze test).")  # fmt: skip
-    return Section("Experiments", ["experiment", "seeds", "accuracy", "ceiling", "gap"], rows, note)
+    header = ["experiment", "seeds", "accuracy", "ceiling", "gap"]
+    if pairs:
+        header[2:2] = ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
+        note += (" Minimal pairs (docs/pairs.md): the judged cells' share of pairs told apart, zero-shot by the "
+                 "objective's own head and by a convex probe; the floor is the best n-gram model's on the same "
+                 "pairs; the ceiling is 100 on the bracket languages (the bad sentence is never a word).")  # fmt: skip
+    return Section("Experiments", header, rows, note)
+
+
+def _best_floor(data: Data, experiment: str):
+    """The highest of the n-gram floors on the experiment's judged pairs, or None."""
+    found = [s for m in FLOORS if (s := data.find(m, experiment=experiment)) is not None]
+    return max(found, key=lambda s: s.mean) if found else None
 
 
 def against_reference(grid: Grid, data: Data) -> Section | None:

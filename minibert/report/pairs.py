@@ -68,6 +68,7 @@ class Prediction:
     """Does the toy language's ranking on minimal pairs order the arms as text's cloze does?"""
 
     predictor: str  # which toy figure
+    target: str  # which text source's cloze it is read against
     arms: list[str]
     decision: agreement.Coefficient  # share of arm pairs ordered alike
     spearman: agreement.Coefficient
@@ -141,26 +142,24 @@ class PairsPage:
                                   _split_half(per_arm)))  # fmt: skip
         return out
 
-    def predictions(self, toy: str = "dyck", target: str = "text") -> list[Prediction]:
+    def predictions(self, toy: str = "dyck", targets: tuple[str, ...] = ("text", "text1x")) -> list[Prediction]:
         """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
-        study measured them) against text's cloze in the validity study, over the arms both have."""
+        study measured them) against each text source's cloze in the validity study, over the arms both have."""
         if self.validity is None or not self.judged(toy):
             return []
         study = self.validity
         pairs = agreement.Measured({a.name: a.zero_shot.values for a in self.arms(toy) if a.zero_shot is not None})
-        y_arms = study.arms_of("cloze", target)
         out = []
-        for label, x in (("minimal pairs", pairs), ("cloze", None), ("fine-tuning", None)):
-            if x is None:
-                measure = "cloze" if label == "cloze" else "finetune"
-                arms = [a for a in study.arms_of(measure, toy) if a in y_arms]
-                x = study.measured(toy, measure, arms)
-            arms = [a for a in x.arms if a in y_arms]
-            if len(arms) < 3:
-                continue
-            y = study.measured(target, "cloze", arms)
-            out.append(Prediction(label, arms, agreement.decision_accuracy(x, y, arms),
-                                  agreement.correlation(x, y, arms).spearman))  # fmt: skip
+        for target in (t for t in targets if t in study.settings):
+            y_arms = study.arms_of("cloze", target)
+            for label, measure in (("minimal pairs", None), ("cloze", "cloze"), ("fine-tuning", "finetune")):
+                x = pairs if measure is None else study.measured(toy, measure, study.arms_of(measure, toy))
+                arms = [a for a in x.arms if a in y_arms]
+                if len(arms) < 3:
+                    continue
+                y = study.measured(target, "cloze", arms)
+                out.append(Prediction(label, target, arms, agreement.decision_accuracy(x, y, arms),
+                                      agreement.correlation(x, y, arms).spearman))  # fmt: skip
         return out
 
 

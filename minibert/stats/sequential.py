@@ -220,6 +220,27 @@ def first_bound(alpha: float = ALPHA, prior_variance: float = PRIOR_VARIANCE) ->
     return n
 
 
+def seeds_to_decide(
+    mean: float,
+    sd: float,
+    margin: float,
+    alpha: float = ALPHA,
+    prior_variance: float = PRIOR_VARIANCE,
+    limit: int = 10_000,
+) -> int | None:
+    """The seeds at which a sequence whose mean and SD stay at `mean` and `sd` would stop: its half-width below
+    |mean| (the sign) or |mean| plus it inside `margin` (equivalence). None past `limit`: at this spread no
+    affordable number of seeds decides. A planning figure, read off the observed spread, not a promise.
+
+    >>> seeds_to_decide(0.05, 0.03, 0.01), seeds_to_decide(0.0, 0.002, 0.01), seeds_to_decide(0.0, 0.5, 0.01)
+    (8, 4, None)
+    """
+    n = np.arange(2, limit + 1, dtype=float)
+    half = _radius(n, np.full_like(n, sd), alpha, prior_variance)
+    stop = (half < abs(mean)) | (abs(mean) + half < margin)
+    return int(n[np.argmax(stop)]) if stop.any() else None
+
+
 def bounds(
     diffs: Sequence[float] | np.ndarray, alpha: float = ALPHA, prior_variance: float = PRIOR_VARIANCE
 ) -> tuple[np.ndarray, np.ndarray]:
