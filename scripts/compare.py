@@ -41,7 +41,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from minibert.ablation.comparison import (
@@ -52,15 +51,18 @@ from minibert.ablation.comparison import (
     judge,
     load_record,
     record_path,
+    seeds_needed,
     table,
     write_record,
 )
 from minibert.ablation.grid import GridError, load_grid
 from minibert.atomic_writes import write_atomic
+from minibert.pairs.keys import PROBE as PROBE_FIGURE
+from minibert.pairs.keys import ZERO_SHOT
 from minibert.report import grid_report
 from minibert.report.query import Data
 from minibert.report.table import FILE
-from minibert.stats.sequential import first_bound, seeds_to_decide
+from minibert.stats.sequential import first_bound
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -164,7 +166,7 @@ def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]
     return cls, spec, plugins
 
 
-PAIRS, PROBE = "val/pairs/acc", "val/pairs/probe/acc"  # the judged figures of minimal pairs (minibert.pairs)
+PAIRS, PROBE = ZERO_SHOT, PROBE_FIGURE  # minimal pairs: what is judged, and what stands in for an arm that cannot score
 
 
 def default_folder(arm: str, args) -> str:
@@ -321,18 +323,15 @@ def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
     return lines
 
 
-def next_steps(design: Design, judged: list, command: str) -> list[str]:
+def next_steps(data: Data, design: Design, judged: list, command: str) -> list[str]:
     """For every pair still open or capped, the seeds its sequence would need at the spread observed so far, and
     the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
     lines, most = [], 0
     for j in judged:
-        if j.verdict.reason in ("sign decided", "interval inside ±m"):
-            continue
         learning = [d for d in j.diffs if not math.isnan(d)]
-        if len(learning) < 2:
+        if j.verdict.reason in ("sign decided", "interval inside ±m") or len(learning) < 2:
             continue
-        mean, sd = float(np.mean(learning)), float(np.std(learning, ddof=1))
-        need = seeds_to_decide(mean, sd, design.margin, design.alpha_for(j.pair), design.prior_variance)
+        mean, sd, need = seeds_needed(data, design, j)
         scale = 100 if is_proportion(j.pair.metric) else 1
         said = f"about {need} seeds" if need else "more seeds than any budget holds (its spread is wide for its mean)"
         lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {len(learning)} "
@@ -453,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "
                          f"{time.perf_counter() - start:.0f} s", "", *table(design, judged),
-                         *probe_lines(data, pairs), *next_steps(design, judged, command)],
+                         *probe_lines(data, pairs), *next_steps(data, design, judged, command)],
                          {"wall_s": round(time.perf_counter() - start, 1)})  # fmt: skip
         if not open_pairs:
             break
@@ -480,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
-    print("\n".join([*table(design, judged), *probe_lines(data, pairs), *next_steps(design, judged, command)]))
+    print("\n".join([*table(design, judged), *probe_lines(data, pairs), *next_steps(data, design, judged, command)]))
     print(f"wrote {_rel(path)} and {_rel(path.with_suffix('.md'))}; {time.perf_counter() - start:.0f} s")
     return code
 

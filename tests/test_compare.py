@@ -457,7 +457,7 @@ def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_conti
     design = Design([Pair("x/a", "x/b", "val/acc")], 0.01, 20)
     (j,) = judge(_table(tmp_path, a, b), design, {"x/a vs x/b: val/acc": 5})
     assert j.verdict.reason == "below the cap"
-    lines = compare.next_steps(design, [j], "python scripts/compare.py p.py --minutes 15 --max-seeds 20")
+    lines = compare.next_steps(_table(tmp_path, a, b), design, [j], "python scripts/compare.py p.py --minutes 15")
     d = np.array(j.diffs)
     need = seeds_to_decide(d.mean(), d.std(ddof=1), 0.01, 0.05)
     assert need > 5 and f"would take about {need} seeds" in lines[3]

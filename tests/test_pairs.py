@@ -4,6 +4,8 @@ graded."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -210,3 +212,53 @@ def test_every_shipped_objective_has_a_zero_shot_and_a_probe_figure(causal):
     encoder = bert.setup_encoder(EncoderConfig(width=16, heads=2, layers=1))
     ids = torch.from_numpy(BracketPairs().sample(np.random.default_rng(0), 2))
     assert torch.equal(bert.sentence_scores(encoder, ids), bert.parts["mlm"].sentence_scores(encoder, ids))
+
+
+def test_text_edits_keep_the_window_and_change_one_thing_each(tmp_path, monkeypatch):
+    from minibert.languages import Text
+    from tests.test_text import write_corpus
+
+    monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
+    (folder := write_corpus(tmp_path / "c", n_files=20)).joinpath("extra.txt").write_text(
+        " ".join(["This is a test and these are an example of what it has and they have ."] * 80)
+    )
+    lang = Text(corpus=str(folder), vocab_size=150, length=24, val_share=0.2)
+    rng = np.random.default_rng(0)
+    flips = {lang.token_id[a]: lang.token_id[b] for a, b in (("is", "are"), ("a", "an"), ("has", "have"))}
+    flips |= {b: a for a, b in flips.items()}
+    seen = set()
+    windows = np.concatenate([lang.draw(rng, 200, "train"), lang.draw(rng, lang.val_windows, "val")])
+    for row in windows.tolist():
+        for name in lang.pair_edits:
+            bad = lang.edit(row, name, rng)
+            if bad is None:
+                continue
+            seen.add(name)
+            changed = [t for t in range(len(row)) if row[t] != bad[t]]
+            assert len(bad) == len(row) and changed
+            if name == "word_swap":  # the same pieces, two neighbouring words in the other order
+                assert sorted(row) == sorted(bad) and lang.letters[[row[t] for t in changed]].all()
+            else:  # one whole word flipped to its partner
+                (t,) = changed
+                assert flips.get(row[t], lang.flips[row[t]]) == bad[t] and (name == "article") == (lang.vocab[row[t]] in ("a", "an"))
+    assert seen == set(lang.pair_edits)
+
+
+def test_a_run_grades_its_final_weights_only_and_logs_what_preflight_predicts(tmp_path):
+    import pandas as pd
+
+    from minibert.ablation.preflight import logged_keys
+    from minibert.training.cli import MiniBertCLI
+    from minibert.training.fit import QUIET, fit
+
+    args = ["--trainer.max_steps=8", "--trainer.val_check_interval=4", "--pair_eval.per_cell=10",
+            "--pair_eval.probe_per_cell=20", "--data.val_size=64"]  # fmt: skip
+    summary = fit(["configs/pretrain.yaml"], args, root_dir=tmp_path / "run")
+    pairs = {k for k in summary if k.startswith("val/pairs/")}
+    cli = MiniBertCLI(args=["--config=configs/pretrain.yaml", *args, *QUIET, f"--trainer.default_root_dir={tmp_path}"],
+                      run=False)  # fmt: skip
+    predicted = {k for k in logged_keys(cli.model, cli.trainer.callbacks) if k.startswith("val/pairs/")}
+    assert pairs and pairs == predicted
+    logged = pd.read_csv(Path(summary["log_dir"]) / "metrics.csv")
+    graded = logged.dropna(subset=["val/pairs/probe/acc_swap_closers"])
+    assert graded.step.tolist() == [7]  # the validation at step 4 graded no pairs: only the final weights

@@ -53,7 +53,6 @@ def pair_rows(order: float, seeds=range(6)) -> list[dict]:
             row(experiment, "val/pairs/probe/acc", s, 0.6 + 0.1 * QUALITY[arm])
             for floor, value in (("unigram", 0.5), ("bigram", 0.49), ("trigram", 0.51)):
                 row(experiment, f"val/pairs/floor/{floor}/acc", s, value)
-            row(experiment, "val/pairs/n", s, 600.0)
     for i, arm in enumerate(TEXT_ARMS):
         experiment = f"pairs/text/pretrain/{arm}"
         for s in seeds:

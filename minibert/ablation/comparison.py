@@ -41,6 +41,7 @@ from minibert.stats.sequential import (
     decide,
     first_bound,
     robust_check,
+    seeds_to_decide,
     sequence,
     split_failures,
 )
@@ -199,6 +200,16 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
         robust = robust_check(learning) if len(learning) >= 5 else None
         judged.append(Judged(pair, n, verdict, history, diffs, failures, robust))
     return judged
+
+
+def seeds_needed(data, design: Design, judged: Judged) -> tuple[float, float, int | None]:
+    """(mean, SD) of a pair's learning seeds so far, and the seeds its sequence would need at that spread to
+    stop (minibert.stats.sequential.seeds_to_decide), at the alpha and widening `judge` gave it."""
+    learning = [d for d in judged.diffs if not math.isnan(d)]
+    mean = sum(learning) / len(learning)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in learning) / (len(learning) - 1))
+    alpha, widen = _shared_set(data, judged.pair, design.alpha_for(judged.pair))
+    return mean, sd, seeds_to_decide(mean, sd, design.margin, alpha, design.prior_variance, widen)
 
 
 def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:

@@ -49,14 +49,25 @@ def read_blimp(folder: str | Path) -> dict[str, list[tuple[str, str]]]:
                 raise BlimpError(f"{path}:{number}: not a BLiMP line (a JSON object with {' and '.join(FIELDS)})"
                                  ) from None  # fmt: skip
         if not pairs:
-            raise BlimpError(f"{path}: holds no pair")
+            raise BlimpError(f"{path}: holds no pair (an empty file: download it again, or leave it out)")
         paradigms[path.stem] = pairs
     return paradigms
 
 
 @torch.no_grad()
 def grade(objective: Objective, encoder, pairs: list[tuple[str, str]], max_len: int) -> tuple[float, int, int]:
-    """(accuracy, pairs graded, pairs skipped as too long) of one paradigm under `objective`'s sentence score."""
+    """(accuracy, pairs graded, pairs skipped as too long) of one paradigm under `objective`'s sentence score,
+    read in eval mode on the encoder's device (the modes are restored)."""
+    modes = encoder.training, objective.training
+    encoder.eval(), objective.eval()
+    try:
+        return _grade(objective, encoder, pairs, max_len)
+    finally:
+        encoder.train(modes[0]), objective.train(modes[1])
+
+
+def _grade(objective: Objective, encoder, pairs: list[tuple[str, str]], max_len: int) -> tuple[float, int, int]:
+    device = next(encoder.parameters()).device
     language = objective.language
     ids = [(language.encode(good), language.encode(bad)) for good, bad in pairs]
     kept = [(g, b) for g, b in ids if max(len(g), len(b)) <= max_len]
@@ -66,7 +77,7 @@ def grade(objective: Objective, encoder, pairs: list[tuple[str, str]], max_len: 
     scores = np.empty(len(sentences))
     for length in sorted({len(s) for s in sentences}):
         at = [i for i, s in enumerate(sentences) if len(s) == length]
-        batch = torch.from_numpy(np.stack([sentences[i] for i in at]))
-        scores[at] = objective.sentence_scores(encoder, batch).numpy()
+        batch = torch.from_numpy(np.stack([sentences[i] for i in at])).to(device)
+        scores[at] = objective.sentence_scores(encoder, batch).cpu().numpy()
     credit = pair_credit(scores[0::2], scores[1::2])
     return float(credit.mean()), len(kept), len(pairs) - len(kept)

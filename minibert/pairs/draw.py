@@ -115,7 +115,8 @@ def draw_pairs(language: Language, rng: np.random.Generator, per_cell: int, spli
                 where = language.pair_strata(row, bad)
                 cell = cell_name(name, where[0])
                 if cell not in index:
-                    raise ValueError(f"{language!r}.pair_strata gave {where[0]!r}, not one of {strata[0]}")
+                    raise ValueError(f"{language!r}.pair_strata gave {where[0]!r}, not one of {strata[0]}: make "
+                                     "`pair_strata_names` list every stratum `pair_strata` returns")  # fmt: skip
                 if len(found[cell]) < per_cell:
                     found[cell].append((row, bad, where))
         if all(len(v) in ((0, per_cell) if draws >= UNSEEN_DRAWS else (per_cell,)) for v in found.values()):

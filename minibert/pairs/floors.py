@@ -29,8 +29,8 @@ import numpy as np
 
 from minibert.languages import Language
 from minibert.pairs.draw import MinimalPairs
+from minibert.pairs.keys import FLOORS
 
-FLOORS = ("unigram", "bigram", "trigram")
 TIE = 1e-9  # scores closer than this (in nats) are a tie: half credit
 
 

@@ -24,7 +24,7 @@ run of a language averages the same cells whatever its seed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -33,13 +33,14 @@ from minibert.languages import Language
 from minibert.model import Encoder
 from minibert.objectives.base import Objective
 from minibert.pairs.draw import MinimalPairs, draw_pairs
-from minibert.pairs.floors import FLOORS, NGramFloors, floor_accuracies, judged_cells, pair_credit
+from minibert.pairs.floors import NGramFloors, floor_accuracies, judged_cells, pair_credit
+from minibert.pairs.keys import FLOORS
 from minibert.pairs.probe import fit_direction, pooled_features, probe_credit
 from minibert.validation import POSITIVE_INT, UNIT_INTERVAL, check
 
 STREAMS = {"pairs": 1, "probe": 2, "ngrams": 3, "flips": 4}  # each draw's own stream under one seed
 DESIGN_SEED, DESIGN_PER_CELL = 2026, 250  # the draw that fixes the judged cells, before any run
-_DESIGNS: dict[tuple, tuple[str, ...]] = {}
+_DESIGNS: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
@@ -52,29 +53,38 @@ class PairSettings:
     floor_limit: float = 0.7
     batch_size: int = 256
 
+    owner: str = field(default="PairSettings", compare=False, repr=False)  # what errors name: pair_eval on the CLI
+
     def __post_init__(self) -> None:
         for name in ("per_cell", "probe_per_cell", "batch_size"):
-            check("PairSettings", name, getattr(self, name), POSITIVE_INT)
-        check("PairSettings", "floor_limit", self.floor_limit, UNIT_INTERVAL)
+            check(self.owner, name, getattr(self, name), POSITIVE_INT)
+        check(self.owner, "floor_limit", self.floor_limit, UNIT_INTERVAL)
 
 
-def judged_design(language: Language, settings: PairSettings) -> tuple[str, ...]:
-    """The cells of `language` whose every floor is at most `settings.floor_limit` on the design draw
-    (DESIGN_PER_CELL pairs a cell, seed DESIGN_SEED): the cells `acc` averages, the same for every run."""
+def _design(language: Language, settings: PairSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the categories the design draw has pairs in, the judged cells): DESIGN_PER_CELL pairs a cell drawn
+    with DESIGN_SEED, which no run's seed touches, made once per language and floor limit."""
     key = (repr(language), settings.floor_limit)
     if key not in _DESIGNS:
         pairs = draw_pairs(language, np.random.default_rng([DESIGN_SEED, STREAMS["pairs"]]), DESIGN_PER_CELL)
         floors = NGramFloors(language, np.random.default_rng([DESIGN_SEED, STREAMS["ngrams"]]))
-        _DESIGNS[key] = judged_cells(pairs, floor_accuracies(floors, pairs), settings.floor_limit)
+        present = tuple(n for n, k in zip(pairs.names, pairs.categories.sum(0)) if k)
+        _DESIGNS[key] = present, judged_cells(pairs, floor_accuracies(floors, pairs), settings.floor_limit)
     return _DESIGNS[key]
 
 
+def judged_design(language: Language, settings: PairSettings) -> tuple[str, ...]:
+    """The cells of `language` whose every floor is at most `settings.floor_limit` on the design draw: the
+    cells `acc` averages, the same for every run."""
+    return _design(language, settings)[1]
+
+
 def logged_names(language: Language, objective: Objective, settings: PairSettings) -> set[str]:
-    """The keys (under `val/pairs/`) that grading `objective` on `language` gives, without grading anything."""
-    pairs = draw_pairs(language, np.random.default_rng([DESIGN_SEED, STREAMS["pairs"]]), 1)
-    judged = bool(judged_design(language, settings))
+    """The keys (under `val/pairs/`) that grading `objective` on `language` gives, without grading anything:
+    every category the design draw has pairs in (a run's own draw of 100 a cell reaches the same ones)."""
+    present, judged = _design(language, settings)
     heads = [""] * (objective.scoring is not None) + ["probe/"] + [f"floor/{f}/" for f in FLOORS]
-    names = {"judged_cells"} | {f"{h}{stat}_{c}" for h in heads for c in pairs.names for stat in ("acc", "n")}
+    names = {"judged_cells"} | {f"{h}{stat}_{c}" for h in heads for c in present for stat in ("acc", "n")}
     return names | ({f"{h}{stat}" for h in heads for stat in ("acc", "n")} if judged else set())
 
 
@@ -90,16 +100,18 @@ class PairGrader:
         self.floors = {name: pair_credit(*floors.scores(name, self.pairs)) for name in FLOORS}  # (N,) credit each
         self.judged = judged_design(language, settings)
         column = {n: i for i, n in enumerate(self.pairs.names)}
-        self.in_judged = self.pairs.categories[:, [column[c] for c in self.judged]].any(1)  # (N,)
+        judged = [column[c] for c in self.judged if c in column]  # a judged cell this draw never made adds nothing
+        self.in_judged = self.pairs.categories[:, judged].any(1)  # (N,)
         self.seed = seed
 
     def _figures(self, credit: np.ndarray, prefix: str) -> dict[str, float]:
         """`<prefix>acc` over the judged pairs and `<prefix>acc_<category>` for every category, each with its
         count of pairs (`<prefix>n`, `<prefix>n_<category>`), as every accuracy of a run is logged."""
         n = self.pairs.categories.sum(0)
-        per = (credit[:, None] * self.pairs.categories).sum(0) / np.maximum(n, 1)
+        with np.errstate(invalid="ignore"):  # a category with no pair is NaN, and is not logged
+            per = (credit[:, None] * self.pairs.categories).sum(0) / n
         out = {f"{prefix}acc_{name}": float(v) for name, v in zip(self.pairs.names, per)}
-        out |= {f"{prefix}n_{name}": float(k) for name, k in zip(self.pairs.names, n)}
+        out |= {f"{prefix}n_{name}": float(k) if k else math.nan for name, k in zip(self.pairs.names, n)}
         if self.judged:
             out[f"{prefix}acc"] = float(credit[self.in_judged].mean())
             out[f"{prefix}n"] = float(self.in_judged.sum())

@@ -19,6 +19,7 @@ import jinja2
 from minibert.ablation import accuracies, comparison
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
+from minibert.pairs import keys
 from minibert.report import figures, stats, table
 from minibert.report.query import Data, Diff
 from minibert.report.stats import Interval
@@ -106,8 +107,8 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     return answers
 
 
-PAIRS = ("val/pairs/acc", "val/pairs/probe/acc")  # minimal pairs: zero-shot, and the probe (minibert.pairs)
-FLOORS = tuple(f"val/pairs/floor/{f}/acc" for f in ("unigram", "bigram", "trigram"))
+PAIRS = (keys.ZERO_SHOT, keys.PROBE)  # minimal pairs: zero-shot, and the probe (minibert.pairs)
+FLOORS = tuple(keys.floor_metric(f) for f in keys.FLOORS)
 
 
 def overview(data: Data) -> Section:

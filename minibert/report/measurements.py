@@ -47,6 +47,8 @@ def load(root: str | Path = ".") -> dict[str, Measurement]:
         raw = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
         raise QueryError(f"{path}: not YAML ({err.__class__.__name__})") from None
+    if not isinstance(raw, dict):
+        raise QueryError(f"{path}: not a mapping of entry names to entries")
     out = {}
     for name, entry in raw.items():
         missing = [f for f in FIELDS if not isinstance(entry, dict) or f not in entry]

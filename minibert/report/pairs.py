@@ -22,14 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
-from minibert.pairs.floors import FLOORS
+from minibert.pairs.keys import FLOORS, PROBE, ZERO_SHOT, floor_metric
 from minibert.report.query import Data, QueryError, Stat
 from minibert.report.validity import Study
 from minibert.stats import agreement
 
 PREFIX = "pairs"
 CONTROL = "mlm"
-ZERO_SHOT, PROBE = "val/pairs/acc", "val/pairs/probe/acc"
 
 
 @dataclass(frozen=True)
@@ -102,12 +101,15 @@ class PairsPage:
         return sorted(rows, key=lambda r: (r.zero_shot is None, -(r.zero_shot or r.probe).mean))
 
     def arm(self, language: str, name: str) -> Arm:
-        return next(r for r in self.arms(language) if r.name == name)
+        found = [r for r in self.arms(language) if r.name == name]
+        if not found:
+            raise QueryError(f"{self.data.out}: no judged figure of {self.experiment(language, name)}")
+        return found[0]
 
     def floors(self, language: str) -> dict[str, Stat]:
         """Each floor on the judged cells of the control arm's pairs (every arm of a seed shares them)."""
         experiment = self.experiment(language, self.control)
-        return {f: self.data.stat(f"val/pairs/floor/{f}/acc", experiment=experiment) for f in FLOORS}
+        return {f: self.data.stat(floor_metric(f), experiment=experiment) for f in FLOORS}
 
     def categories(self, language: str) -> list[str]:
         """The categories the control arm's pairs are split by, as logged."""
@@ -137,10 +139,15 @@ class PairsPage:
             per_arm = {a: self.cell(language, a, edit) for a in self._arms[language]}
             per_arm = {a: s for a, s in per_arm.items() if s is not None}
             control = self.experiment(language, self.control)
-            floors = {f: self.data.stat(f"val/pairs/floor/{f}/acc", edit, experiment=control).mean for f in FLOORS}
+            floors = {f: self.data.stat(floor_metric(f), edit, experiment=control).mean for f in FLOORS}
             out.append(Phenomenon(edit, floors, {a: s.mean for a, s in per_arm.items()}, _pooled_sd(per_arm),
                                   _split_half(per_arm)))  # fmt: skip
         return out
+
+    def best_reproducibility(self, language: str) -> float:
+        """The highest split-half Spearman of `language`'s phenomena (NaN where none has one)."""
+        values = [p.reproducibility for p in self.phenomena(language) if not math.isnan(p.reproducibility)]
+        return max(values) if values else math.nan
 
     def predictions(self, toy: str = "dyck", targets: tuple[str, ...] = ("text", "text1x")) -> list[Prediction]:
         """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
@@ -158,9 +165,11 @@ class PairsPage:
                 if len(arms) < 3:
                     continue
                 y = study.measured(target, "cloze", arms)
-                out.append(Prediction(label, target, arms, agreement.decision_accuracy(x, y, arms),
-                                      agreement.correlation(x, y, arms).spearman))  # fmt: skip
-        return out
+                out.append((label, target, arms, x, y))
+        # the page's verdicts on these coefficients hold together (Bonferroni over them all)
+        return [Prediction(label, target, arms, agreement.decision_accuracy(x, y, arms, family=len(out)),
+                           agreement.correlation(x, y, arms, family=len(out)).spearman)
+                for label, target, arms, x, y in out]  # fmt: skip
 
 
 def _pooled_sd(stats: dict[str, Stat]) -> float:

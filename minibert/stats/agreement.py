@@ -243,16 +243,21 @@ def _alike(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def decision_accuracy(
-    x: Measured, y: Measured, arms: Sequence[str] | None = None, replicates: int = 2000, seed: int = 0
+    x: Measured,
+    y: Measured,
+    arms: Sequence[str] | None = None,
+    replicates: int = 2000,
+    seed: int = 0,
+    family: int = 1,
 ) -> Coefficient:
     """Pairwise decision accuracy (DataDecide, Magnusson et al. 2025): the share of the pairs of arms that `x`
     and `y` order alike by their means, with a 95% interval for exactly these arms, over the seeds' noise and the
     questions' sampling (the replicates of `correlation`, no arm drawn). 0.5 is a coin; 1 is every decision
-    carried over. Its `sign` says whether the interval excludes a coin."""
+    carried over. Its `sign` says whether the interval at 1 - 0.05 / `family` excludes a coin."""
     arms = list(arms) if arms is not None else [a for a in x.arms if a in y.values]
     rx, ry = _draws([x, y], arms, replicates, False, seed)
     value = float(_alike(x.matrix(arms).mean(0)[None], y.matrix(arms).mean(0)[None])[0])
-    c = _summarise(value - 0.5, _alike(rx, ry) - 0.5, bound=0.5)  # centred on a coin, so its sign is against one
+    c = _summarise(value - 0.5, _alike(rx, ry) - 0.5, bound=0.5, family=family)  # centred: its sign is against a coin
     return Coefficient(c.value + 0.5, c.lo + 0.5, c.hi + 0.5, c.dropped, c.sign)
 
 

@@ -226,17 +226,19 @@ def seeds_to_decide(
     margin: float,
     alpha: float = ALPHA,
     prior_variance: float = PRIOR_VARIANCE,
+    widen: float = 0.0,
     limit: int = 10_000,
 ) -> int | None:
-    """The seeds at which a sequence whose mean and SD stay at `mean` and `sd` would stop: its half-width below
-    |mean| (the sign) or |mean| plus it inside `margin` (equivalence). None past `limit`: at this spread no
-    affordable number of seeds decides. A planning figure, read off the observed spread, not a promise.
+    """The seeds at which a sequence whose mean and SD stay at `mean` and `sd` would stop: its half-width (plus
+    `widen`, a shared validation set's own error, as `decide` adds it) below |mean| (the sign) or |mean| plus it
+    inside `margin` (equivalence). None past `limit`: at this spread no affordable number of seeds decides, as
+    when `widen` alone exceeds |mean|. A planning figure, read off the observed spread, not a promise.
 
     >>> seeds_to_decide(0.05, 0.03, 0.01), seeds_to_decide(0.0, 0.002, 0.01), seeds_to_decide(0.0, 0.5, 0.01)
     (8, 4, None)
     """
     n = np.arange(2, limit + 1, dtype=float)
-    half = _radius(n, np.full_like(n, sd), alpha, prior_variance)
+    half = _radius(n, np.full_like(n, sd), alpha, prior_variance) + widen
     stop = (half < abs(mean)) | (abs(mean) + half < margin)
     return int(n[np.argmax(stop)]) if stop.any() else None
 

@@ -31,7 +31,7 @@ class PairEval(L.Callback):
     def __init__(self, enabled: bool = True, required: bool = False, per_cell: int = 100, probe_per_cell: int = 500,
                  floor_limit: float = 0.7, batch_size: int = 256) -> None:  # fmt: skip
         self.enabled, self.required = enabled, required
-        self.settings = PairSettings(per_cell, probe_per_cell, floor_limit, batch_size)
+        self.settings = PairSettings(per_cell, probe_per_cell, floor_limit, batch_size, owner="pair_eval")
         self._graders: dict[tuple, PairGrader] = {}
 
     def applies(self, pl_module: L.LightningModule) -> bool:
