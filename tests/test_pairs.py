@@ -240,7 +240,9 @@ def test_text_edits_keep_the_window_and_change_one_thing_each(tmp_path, monkeypa
                 assert sorted(row) == sorted(bad) and lang.letters[[row[t] for t in changed]].all()
             else:  # one whole word flipped to its partner
                 (t,) = changed
-                assert flips.get(row[t], lang.flips[row[t]]) == bad[t] and (name == "article") == (lang.vocab[row[t]] in ("a", "an"))
+                assert flips.get(row[t], lang.flips[row[t]]) == bad[t] and (name == "article") == (
+                    lang.vocab[row[t]] in ("a", "an")
+                )
     assert seen == set(lang.pair_edits)
 
 
