@@ -64,13 +64,13 @@ def test_a_paradigm_is_graded_by_the_objectives_own_score_and_long_sentences_are
     from minibert.objectives import MaskedLM
 
     monkeypatch.setenv("MINIBERT_CACHE", str(tmp_path / "cache"))
-    language = Text(corpus=str(write_corpus(tmp_path / "c")), vocab_size=100, length=16, val_share=0.2)
+    language = Text(corpus=str(write_corpus(tmp_path / "c")), vocab_size=100, length=40, val_share=0.2)
     torch.manual_seed(0)
     objective = MaskedLM(language=language)
     encoder = objective.setup_encoder().eval()
-    long = " ".join(["tokenizer"] * 40)
+    long = " ".join(["tokenizer"] * 60)
     pairs = [(p["sentence_good"], p["sentence_bad"]) for p in PAIRS] * 3 + [(long + ".", long + " .")]
-    acc, graded, skipped = grade(objective, encoder, pairs, max_len=17)
+    acc, graded, skipped = grade(objective, encoder, pairs, max_len=41)
     assert (graded, skipped) == (3, 1) and acc in (0.0, 0.5, 1.0)  # one pair three times: one verdict
     good, bad = (objective.sentence_scores(encoder, torch.from_numpy(language.encode(s)[None])) for s in pairs[0])
     assert acc == float(np.where(good > bad, 1.0, np.where(good < bad, 0.0, 0.5))[0])

@@ -100,6 +100,11 @@ class Language(ABC):
         draws both from one distribution (the validation set has its own seed); a corpus keeps them apart."""
         return self.sample(rng, n)
 
+    def distinct(self, split: str) -> int | None:
+        """How many distinct sentences one `draw` of `split` can give at most (a corpus's held-out windows); None
+        where there is no limit (a generated language)."""
+        return None
+
     def draw_with_documents(self, rng: np.random.Generator, n: int, split: str) -> tuple[np.ndarray, np.ndarray | None]:
         """`draw` (the same sentences from the same `rng`), and per token the document it was taken from, (n,
         seq_len) int64, where sentences of one document share its quirks and its questions' sampling error

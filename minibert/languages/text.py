@@ -169,6 +169,10 @@ class Text(Language):
         at = self._places(rng, n, split)
         return np.concatenate([np.full((n, 1), CLS_ID), self.data.streams[split][at]], axis=1)
 
+    def distinct(self, split: str) -> int | None:
+        """The validation split's windows (they never overlap); training windows start anywhere."""
+        return self.val_windows if split == "val" else None
+
     def draw_with_documents(self, rng: np.random.Generator, n: int, split: str) -> tuple[np.ndarray, np.ndarray]:
         """`draw`'s windows and, per token, the index of its document in `data.documents[split]`, (n, 1 + length)
         int64 each: the [SEP] after a document counts with the next one, and [CLS] with the window's first token."""

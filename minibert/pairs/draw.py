@@ -107,7 +107,9 @@ def draw_pairs(language: Language, rng: np.random.Generator, per_cell: int, spli
     index = {c: i for i, c in enumerate(cells)}
     found: dict[str, list[tuple[list[int], list[int], tuple[str, ...]]]] = {c: [] for c in cells}
     for draws in range(1, MAX_DRAWS + 1):
-        for row in language.draw(rng, SENTENCES_PER_DRAW, split).tolist():
+        for row in language.draw(
+            rng, min(SENTENCES_PER_DRAW, language.distinct(split) or SENTENCES_PER_DRAW), split
+        ).tolist():
             for name in edits:
                 bad = _default_swap(language, row, rng) if name == DEFAULT_EDIT else language.edit(row, name, rng)
                 if bad is None:
