@@ -29,6 +29,7 @@ from minibert.stats import agreement
 
 PREFIX = "pairs"
 CONTROL = "mlm"
+SHIPPED = ("mlm", "mlm_causal", "span", "whole_word", "electra", "next_token")  # the objectives minibert ships
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,10 @@ class PairsPage:
         experiment = self.experiment(language, self.control)
         return {f: self.data.stat(floor_metric(f), experiment=experiment) for f in FLOORS}
 
+    def best_floor(self, language: str) -> Stat:
+        """The strongest floor on the judged pairs: what a model must beat to have learned more than counts."""
+        return max(self.floors(language).values(), key=lambda s: s.mean)
+
     def categories(self, language: str) -> list[str]:
         """The categories the control arm's pairs are split by, as logged."""
         rows = self.data.rows(experiment=self.experiment(language, self.control), metric=ZERO_SHOT)
@@ -120,11 +125,11 @@ class PairsPage:
         return self.data.find(metric, category, experiment=self.experiment(language, arm))
 
     def by_distance(self, language: str, metric: str = ZERO_SHOT) -> dict[str, list[tuple[float, Stat]]]:
-        """Arm -> (distance, figure) over the distance strata its pairs are split by (a bucket's lower end), for
-        the arms that log `metric`: how far left each encoder reads."""
+        """Shipped objective -> (distance, figure) over the distance strata its pairs are split by (a bucket's
+        lower end), for those that log `metric`: how far left each encoder reads (a dozen lines would not read)."""
         buckets = [c for c in self.categories(language) if c.startswith("dist_")]
         out = {}
-        for arm in self._arms[language]:
+        for arm in (a for a in self._arms[language] if a in SHIPPED):
             points = [(float(c.split("_")[1]), s) for c in buckets if (s := self.cell(language, arm, c, metric))]
             if points:
                 out[arm] = points
