@@ -57,6 +57,15 @@ class Phenomenon:
     reproducibility: float  # Spearman of the arms' means, even seeds against odd seeds (NaN below 3 arms)
 
     @property
+    def best_floor(self) -> float:
+        return max(self.floors.values())
+
+    @property
+    def beyond_floor(self) -> list[str]:
+        """The arms whose mean beats the phenomenon's best floor: those that learned more than counts there."""
+        return [a for a, m in self.means.items() if m > self.best_floor]
+
+    @property
     def spread(self) -> float:
         """SD of the arms' means: how far apart the objectives sit, to read against `seed_sd`."""
         values = list(self.means.values())
@@ -149,10 +158,9 @@ class PairsPage:
                                   _split_half(per_arm)))  # fmt: skip
         return out
 
-    def best_reproducibility(self, language: str) -> float:
-        """The highest split-half Spearman of `language`'s phenomena (NaN where none has one)."""
-        values = [p.reproducibility for p in self.phenomena(language) if not math.isnan(p.reproducibility)]
-        return max(values) if values else math.nan
+    def reproducing(self, language: str, at_least: float = 0.8) -> list[Phenomenon]:
+        """The phenomena whose ranking of arms reproduces across disjoint seeds (split-half Spearman >= 0.8)."""
+        return [p for p in self.phenomena(language) if p.reproducibility >= at_least]
 
     def predictions(self, toy: str = "dyck", targets: tuple[str, ...] = ("text", "text1x")) -> list[Prediction]:
         """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
