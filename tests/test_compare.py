@@ -413,7 +413,8 @@ def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_m
     t = table.read(out)
     assert set(t.stage) == {"pretrain"}  # nothing fine-tuned
     pairs = t[t.metric == "val/pairs/acc"].pivot_table(index="seed", columns="experiment", values="value")
-    assert (pairs["dyck/pretrain/Alias"] == pairs["dyck/pretrain/mlm"]).all()
+    both = pairs[["dyck/pretrain/Alias", "dyck/pretrain/mlm"]].dropna()  # the seeds that pair ran
+    assert len(both) >= 3 and (both["dyck/pretrain/Alias"] == both["dyck/pretrain/mlm"]).all()
     result = json.loads((out / "comparisons" / "verdicts.json").read_text())
     alias = next(p for p in result["pairs"] if p["b"] == "dyck/pretrain/mlm")
     assert "better" not in alias["verdict"] and alias["mean"] == 0
