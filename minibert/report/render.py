@@ -3,6 +3,10 @@
     python -m minibert.report            # rebuild every grid's report and every page (seconds)
     python -m minibert.report --check    # exit 1 naming each page that its table would change
 
+Exit statuses: 0 done (with --check: every page is current); 1 with --check only: a page would change (each is
+named); 2 an error, in one line, before anything is written: a --root that is not a minibert checkout, a damaged
+table (named with its line and column), a grid or page that asks for what the tables do not hold.
+
 A page is a Jinja2 template under `configs/pages/`, at the path of the page it renders
 (`configs/pages/results/dyck.md.j2` -> `results/dyck.md`): Markdown with the numbers left as queries of the
 grids' tables, so none is typed. A template sees:
@@ -30,12 +34,18 @@ from pathlib import Path
 import jinja2
 
 from minibert.ablation import comparison
+from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import figures, grid_report, measurements, pairs, stats, validity
 from minibert.report.query import Data, QueryError, markdown_table
-from minibert.report.table import FILE
+from minibert.report.table import FILE, TableError
 
 PAGES = Path("configs/pages")
+EXIT_CHANGED, EXIT_BAD_INPUT = 1, 2
+
+
+class ReportError(ValueError):
+    """The pages cannot be built as asked; the message says what and where, in one line."""
 
 
 def grid_dir(name: str) -> str:
@@ -161,16 +171,22 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
     """Render every grid's own report and every declared page; returns the pages written, or with `check`
     those whose text would change. Every dashboard and page asks its questions first, so that each table's
     verdicts are held together across all of them (stats.Family)."""
+    if not (Path(root) / PAGES).is_dir():
+        raise ReportError(f"--root {root}: not a minibert checkout (no {PAGES}/ in it): run it in the repository, or "
+                          "give --root the repository's folder")  # fmt: skip
     renderer, changed = Renderer(root), []
-    grids = [(t.parent, grid_report.grid_of(t.parent, root)) for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
+    outs = [t.parent for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
     templates = renderer.templates()
     try:
+        for out in outs:  # every table read, and checked, before anything asks it which grid it holds
+            renderer.data(out)
+        grids = [(out, grid_report.grid_of(out, root)) for out in outs]
         for out, grid in grids:
             grid_report.collect(grid, renderer.data(out))
         for template in templates:
             renderer.ask(template)
-    except (QueryError, jinja2.TemplateError) as err:
-        raise SystemExit(f"minibert.report: error: {err}") from None
+    except (QueryError, TableError, GridError, jinja2.TemplateError) as err:
+        raise ReportError(str(err)) from None
     renderer.freeze()
     renderer.frozen = True
     for out, grid in grids:
@@ -179,7 +195,7 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
         try:
             page, text = renderer.render(template)
         except (QueryError, jinja2.TemplateError) as err:
-            raise SystemExit(f"minibert.report: error: {PAGES / template}: {err}") from None
+            raise ReportError(f"{PAGES / template}: {err}") from None
         old = page.read_text() if page.is_file() else None
         if old != text:
             changed.append(page)
@@ -189,14 +205,23 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m minibert.report", description=__doc__.split("\n\n")[0])
+    parts = __doc__.split("\n\n")
+    p = argparse.ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page would change")
     p.add_argument("--root", default=".", help="the repository (default: here)")
     args = p.parse_args(argv)
-    changed = build(args.root, check=args.check)
+    if not Path(args.root).is_dir():
+        print(f"python -m minibert.report: error: --root {args.root}: no such folder", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        changed = build(args.root, check=args.check)
+    except ReportError as err:
+        print(f"python -m minibert.report: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     for page in changed:
         print(f"{'would change' if args.check else 'wrote'}: {page}")
-    return 1 if args.check and changed else 0
+    return EXIT_CHANGED if args.check and changed else 0
 
 
 if __name__ == "__main__":

@@ -144,12 +144,27 @@ def _csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, lineterminator="\n", float_format="%.10g")
 
 
+REQUIRED = ["grid", "experiment", "stage", "seed", "metric", "category", "value", "n"]  # what every reader needs
+NUMERIC = ("seed", "value", "n")  # columns that hold numbers (a value or an n may be empty; a seed may not)
+
+
+class TableError(ValueError):
+    """A results table that cannot be read as one; the message names the file, and the line and column."""
+
+
 def read(out: str | Path) -> pd.DataFrame:
-    """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('')."""
+    """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('').
+    TableError, in one line naming the file (and the line and column), for a table that is empty, lacks a
+    column every reader needs, or holds a value that is not a number where one must be."""
+    path = Path(out) / FILE
     # low_memory=False: each column's type is inferred from the whole file, not chunk by chunk (a large table
     # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
     types = {"category": str, "run": str, "code": str}
-    table = pd.read_csv(Path(out) / FILE, dtype=types, low_memory=False)
+    try:
+        table = pd.read_csv(path, dtype=types, low_memory=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise TableError(f"{path}: not a results table ({type(err).__name__}): {_restore(out)}") from None
+    _check(table, path, out)
     table["category"] = table["category"].fillna("")  # before sorting: '' (all questions) sorts first
     if (path := Path(out) / DOCUMENTS).is_file():
         documents = pd.read_csv(path, dtype={k: types[k] for k in ("category", "run")})
@@ -158,3 +173,26 @@ def read(out: str | Path) -> pd.DataFrame:
         table = pd.concat([table, documents], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
     return table
+
+
+def _restore(out: str | Path) -> str:
+    """The fix a TableError names: the committed file again, or the table rebuilt from the finished runs."""
+    return (f"restore it (git checkout -- {Path(out) / FILE}) or rebuild it from its runs (python scripts/ablate.py "
+            f"--report-only --grid <its grid> --out {out})")  # fmt: skip
+
+
+def _check(table: pd.DataFrame, path: Path, out: str | Path) -> None:
+    """TableError for a missing column, an empty table, or a cell that must be a number and is not (named by its
+    CSV line: the header is line 1); the numeric columns are numbers afterwards."""
+    if missing := [c for c in REQUIRED if c not in table.columns]:
+        raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_restore(out)}")
+    if table.empty:
+        raise TableError(f"{path}: holds no rows (a header alone): {_restore(out)}")
+    for column in NUMERIC:
+        values = table[column]
+        wrong = pd.to_numeric(values, errors="coerce").isna() & (values.notna() | (column == "seed"))
+        if wrong.any():
+            row = int(wrong.to_numpy().argmax())
+            raise TableError(f"{path}: line {row + 2}, column {column}: {values.iloc[row]!r} is not a number: "
+                             f"{_restore(out)}")  # fmt: skip
+        table[column] = pd.to_numeric(values)
