@@ -144,7 +144,12 @@ def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]
             raise ComparisonError(f"{file}: no such file")
         folder = str(path.parent)
         sys.path[:0] = [folder] if folder not in sys.path else []
-        module = importlib.import_module(path.stem)
+        try:
+            module = importlib.import_module(path.stem)
+        except Exception as err:  # the plug-in's own code fails to import: one line, as `python -m minibert fit`
+            where = f", line {err.lineno}" if isinstance(err, SyntaxError) and err.lineno else ""
+            what = f"{type(err).__name__}: {getattr(err, 'msg', None) or err}"
+            raise ComparisonError(f"{file}{where}: cannot import it ({what}); fix the plug-in and run again") from None
         found = {n: c for n, c in inspect.getmembers(module, inspect.isclass) if issubclass(c, Objective)
                  and c.__module__ == module.__name__ and not inspect.isabstract(c)}  # fmt: skip
         if cls_name:
@@ -164,6 +169,13 @@ def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]
     if not (inspect.isclass(cls) and issubclass(cls, Objective)):
         raise ComparisonError(f"{spec} is not an Objective subclass")
     return cls, spec, plugins
+
+
+def check_out(out: Path, name: str | None) -> None:
+    """Refuse, before anything is written, an --out that is a file and a --name that is not a plain file name."""
+    if out.exists() and not out.is_dir():
+        raise ComparisonError(f"--out {out}: a file, not a folder; give a folder for the runs and the record")
+    record_path(out, name or "verdicts")
 
 
 PAIRS, PROBE = ZERO_SHOT, PROBE_FIGURE  # minimal pairs: what is judged, and what stands in for an arm that cannot score
@@ -374,10 +386,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.objective is not None:
             cls, class_path, plugins = find_objective(args.objective, args.plugins)
             out = Path(args.out or ROOT / "results" / "compare" / default_folder(cls.__name__, args)).resolve()
+            check_out(out, args.name)
             made = None if out.exists() else out
             grid, pairs, timing = plugin_grid(args, cls, class_path, out)
         else:
             out, grid, plugins, timing = Path(args.out).resolve(), (ROOT / args.grid).resolve(), args.plugins, {}
+            check_out(out, args.name)
             arms = [a.strip() for a in args.arms.split(",") if a.strip()]
             if len(arms) < 2 or len(set(arms)) < len(arms):
                 raise ComparisonError(f"--arms={args.arms}: give two or more different experiments")

@@ -466,3 +466,25 @@ def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_conti
     # more seeds at the spread a sequence would need give a verdict: the estimate is the boundary's own
     x = d.mean() + d.std(ddof=1) * (lambda z: (z - z.mean()) / z.std(ddof=1))(rng.normal(size=need))
     assert decide(list(x), 0.01, 1000).reason in ("sign decided", "interval inside ±m")
+
+
+@pytest.mark.parametrize(
+    ("plugin", "extra", "fragment"),
+    [
+        ("class Broken(:\n", [], "line 1: cannot import it (SyntaxError"),
+        ("raise RuntimeError('boom')\n", [], "cannot import it (RuntimeError: boom)"),
+        (PLUGIN, ["--out", "{file}"], "a file, not a folder"),
+        (PLUGIN, ["--name", "../../x"], "plain file name"),
+    ],
+    ids=["syntax error", "error on import", "--out a file", "--name a path"],
+)
+def test_a_bad_plugin_or_place_is_one_line_with_status_2_and_nothing_written(tmp_path, scripts, capsys, plugin,
+                                                                             extra, fragment):  # fmt: skip
+    (tmp_path / "mine.py").write_text(plugin)
+    (tmp_path / "a_file").write_text("")
+    out = tmp_path / "out"
+    argv = [str(tmp_path / "mine.py"), "--out", str(out), *(x.format(file=tmp_path / "a_file") for x in extra)]
+    assert scripts("compare").main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0] and err[0].startswith("compare.py: error:")
+    assert not out.exists() and (tmp_path / "a_file").read_text() == ""
