@@ -3,6 +3,7 @@ exportable layout; the fill-mask pipeline answers as minibert does; a round trip
 configuration says why in one line and writes nothing; and nothing touches the network."""
 
 import logging
+import os
 import re
 import socket
 from dataclasses import replace
@@ -266,6 +267,11 @@ def test_the_command_exports_a_checkpoint_and_refuses_a_used_folder(tmp_path, ca
     assert "OUT_DIR=" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "hf").iterdir()) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "model.ckpt"]  # no half-written folder beside it
+    umask = os.umask(0)
+    os.umask(umask)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in [tmp_path / "hf", *(tmp_path / "hf").iterdir()]}
+    assert modes["hf"] == 0o777 & ~umask and modes["model.safetensors"] == 0o666 & ~umask  # as mkdir would make
+    assert all(m == 0o666 & ~umask for name, m in modes.items() if name != "hf")  # others can read the model
 
 
 def test_load_hf_refuses_a_setting_minibert_has_no_counterpart_for(tmp_path):

@@ -17,9 +17,18 @@ back into minibert, bit for bit. One file per concept:
 `transformers` is an optional extra (`pip install -e ".[hf]"`), imported only here and only when needed.
 """
 
+import importlib
+
 from minibert.export.layouts import ExportError, hf_class
-from minibert.export.read import Loaded, load_hf
-from minibert.export.tokenizer import Vocabulary
-from minibert.export.write import Exported, export
+
+# the rest imports torch: loaded on first use, so that `python -m minibert.export` answers a usage error at once
+_LAZY = {"Loaded": "read", "load_hf": "read", "Vocabulary": "tokenizer", "Exported": "write", "export": "write"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"minibert.export.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'minibert.export' has no attribute {name!r}")
+
 
 __all__ = ["ExportError", "Exported", "Loaded", "Vocabulary", "export", "hf_class", "load_hf"]

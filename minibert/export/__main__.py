@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from minibert.export.checkpoint import read
 from minibert.export.layouts import ExportError
-from minibert.export.write import export
 
 PROG = "python -m minibert.export"
 EXIT_BAD_INPUT = 2
@@ -23,6 +22,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a pre-training or fine-tuning checkpoint (.ckpt)")
     parser.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (new, or empty)")
     args = parser.parse_args(argv)
+    checkpoint = Path(args.checkpoint)
+    if not checkpoint.is_file():  # answered before torch is imported
+        what = "a folder" if checkpoint.is_dir() else "no such file"
+        hint = " (its checkpoints/last.ckpt, say)" if checkpoint.is_dir() else ""
+        print(f"{PROG}: error: CHECKPOINT {checkpoint}: {what}; give a .ckpt file{hint}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+    from minibert.export.checkpoint import read
+    from minibert.export.write import export
+
     try:
         encoder, head, vocab = read(args.checkpoint)
         done = export(encoder, head, vocab, args.out_dir)

@@ -24,9 +24,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from minibert.model import EncoderConfig
+if TYPE_CHECKING:  # an annotation only: this module is what `python -m minibert.export` imports before torch
+    from minibert.model import EncoderConfig
 
 Task = Literal["masked_lm", "classifier"]
 

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -148,6 +149,15 @@ def no_progress_bars() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
+def _readable(folder: Path) -> None:
+    """The modes a plain `mkdir` and file write would give under this process's umask (0755 and 0644 under the
+    usual 022): the temporary folder it was written in is private (0700) until it is put in place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+
+
 def export(encoder: Encoder, head: nn.Module, vocab: Vocabulary, out_dir: str | Path) -> Exported:
     """Write `encoder` and its `head` (BertLMHead or BertClassifier) with the tokenizer of `vocab` as a
     `transformers` model folder at `out_dir` (new, or empty), checked as the module docstring says."""
@@ -169,6 +179,7 @@ def export(encoder: Encoder, head: nn.Module, vocab: Vocabulary, out_dir: str | 
             diff = compare(tmp, encoder, head, sample_ids(config))
         if not diff <= TOLERANCE:
             raise ExportError(f"the exported model's logits differ from minibert's by {diff:.3g} > {TOLERANCE:g}")
+        _readable(tmp)
         if out.exists():
             out.rmdir()  # empty (check_exportable)
         tmp.rename(out)
