@@ -254,13 +254,20 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
         for note in todo.notes:
             print(note, file=sys.stderr)
         bars: list[tqdm] = []  # drawn from the first run on, after the cells were checked
+        trained_at: list[float] = []  # when training began, then when each run trained here finished: the pace
+        layout = "{l_bar}{bar}| {n_fmt}/{total_fmt} runs [{elapsed}<{remaining}{postfix}]"  # no tqdm rate: runs
+        # reused at the start would read as thousands a second
 
         def progress(run, status):
             if not bars:
-                bars.append(tqdm(total=len(runs), unit="run", desc="ablation", dynamic_ncols=True))
+                bars.append(tqdm(total=len(runs), desc="ablation", dynamic_ncols=True, bar_format=layout))
             bar = bars[0]
             bar.update(1)
-            bar.set_postfix_str(f"{status}: {run.label}")
+            if status == "finished":
+                trained_at.append(time.perf_counter())
+            done = len(trained_at) - 1  # the first entry is when training began
+            pace = f", {60 * done / (trained_at[-1] - trained_at[0]):.1f} runs/min" if done else ""
+            bar.set_postfix_str(f"{status}: {run.label}{pace}")
             if status == "failed":
                 tqdm.write(f"FAILED {run.label}")
 
@@ -269,6 +276,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             with make_executor(args, out) as executor:  # leaving it cancels what has not finished
                 if todo.todo:  # every cell about to train is built, and what it will log checked, before any run
                     check_metrics(grid, check_cells(executor, todo.todo), planned=True)
+                trained_at.append(time.perf_counter())
                 outcome = run_all(todo, ROOT, executor, args.logger, progress, grid=Path(args.grid).stem)
         except (KeyboardInterrupt, Interrupted) as err:
             for bar in bars:

@@ -59,7 +59,7 @@ from pathlib import Path
 import yaml
 from jsonargparse import ActionYesNo, Namespace, set_parsing_settings
 from lightning.pytorch import Trainer
-from lightning.pytorch.callbacks import TQDMProgressBar
+from lightning.pytorch.callbacks import RichProgressBar, TQDMProgressBar
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 from lightning.pytorch.plugins.io import CheckpointIO
 from lightning.pytorch.utilities import rank_zero_info
@@ -87,6 +87,7 @@ from minibert.training.loggers import run_log_dir
 from minibert.training.module import EncoderModule
 from minibert.training.pair_eval import PairEval
 from minibert.training.preemption import Preempted, Preemption
+from minibert.training.progress import StepRichBar, StepTQDMBar, quiet_third_parties
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, Range, check
 
 # A masking recipe is a frozen dataclass, which jsonargparse reads field by field and, by default, never as a
@@ -368,10 +369,12 @@ class MiniBertCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         trainer.callbacks += [Preemption(), TrainingConfig(self._settings, self._code), FinalCheckpoint()]
         bar = trainer.progress_bar_callback
-        if type(bar) is TQDMProgressBar and not self._configured_progress_bar():
-            # Lightning's default bar redraws the terminal twice a step, a cost paid on every step (figures in
-            # results/bench.md); every BAR_REFRESH steps is still several times a second.
-            trainer.callbacks[trainer.callbacks.index(bar)] = TQDMProgressBar(refresh_rate=BAR_REFRESH)
+        if type(bar) in (TQDMProgressBar, RichProgressBar) and not self._configured_progress_bar():
+            # Lightning's default bar, counted in steps (minibert.training.progress). Its tqdm form redraws the
+            # terminal twice a step, a cost paid on every step (figures in results/bench.md); every BAR_REFRESH
+            # steps is still several times a second.
+            step_bar = StepTQDMBar(refresh_rate=BAR_REFRESH) if type(bar) is TQDMProgressBar else StepRichBar()
+            trainer.callbacks[trainer.callbacks.index(bar)] = step_bar
         return trainer
 
     def _configured_progress_bar(self) -> bool:
@@ -591,6 +594,7 @@ def _say_finished(cli: MiniBertCLI) -> None:
 
 
 def main(args=None) -> None:
+    quiet_third_parties()
     try:
         _say_finished(MiniBertCLI(args=args))
     except ConfigError as err:
