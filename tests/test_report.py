@@ -18,6 +18,7 @@ import pytest
 from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
 from minibert.ablation.runner import Run
+from minibert.checkout import without_absolute_paths
 from minibert.report import grid_report, table
 from minibert.report.grid_report import ReportError
 
@@ -327,7 +328,7 @@ def test_record_stores_paths_inside_the_checkout_relative_to_it_so_a_clone_elsew
     assert stored == "python scripts/ablate.py --grid configs/ablations/dyck.yaml --out results/x --plugins " \
                      "/srv/plugins --seeds 2"  # fmt: skip
     page = (tmp_path / "ablation.md").read_text()
-    moved = grid_report.without_absolute_paths(made["command"], Path("/elsewhere/minibert"))  # another clone
+    moved = without_absolute_paths(made["command"], Path("/elsewhere/minibert"))  # another clone
     assert "--out results/x" in page and "--out …/x" in moved  # the stored record no longer depends on where
 
 

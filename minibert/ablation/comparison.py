@@ -28,6 +28,7 @@ from pathlib import Path
 
 from minibert.ablation import accuracies
 from minibert.atomic_writes import write_atomic
+from minibert.checkout import without_absolute_paths
 from minibert.report.query import LOWER_IS_BETTER, Data, Diff
 from minibert.report.stats import Interval
 from minibert.report.table import split
@@ -367,8 +368,6 @@ def write_record(path: Path, design: Design, looks: dict[str, int], judged: list
     pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
               "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
               "hi": j.interval.hi, "failed": j.failures.failed if j.failures else 0} for j in judged]  # fmt: skip
-    from minibert.report.grid_report import without_absolute_paths  # the report imports this module
-
     body = {"design": design.to_json(), "looks": looks, "pairs": pairs, **extra}
     write_atomic(path, without_absolute_paths(json.dumps(body, indent=1, default=float)) + "\n")
     write_atomic(path.with_suffix(".md"), without_absolute_paths("\n".join(text)) + "\n")

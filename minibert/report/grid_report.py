@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import jinja2
 from minibert.ablation import accuracies, comparison
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
+from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
 from minibert.report import figures, stats, table
 from minibert.report.query import Data, Diff
@@ -168,30 +168,6 @@ def details(data: Data, experiment: str) -> Section:
     rows.sort(key=lambda r: (accuracies.parse(r[0]) is None, r[0]))
     note = "Accuracies in points with their 95% interval; other figures as logged (mean, 95% t-interval)."
     return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
-
-
-# an absolute path: quoted whole ('/a b/c'), or up to the next space, comma or semicolon; not `val/acc`
-_ABSOLUTE = re.compile(r"'(/[^']+)'|(?<![\w.~/-])(/[^\s'\",;]+)")
-CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-def without_absolute_paths(text: str, root: Path = CHECKOUT, elide: bool = True) -> str:
-    """`text` with each absolute path made relative to the checkout `root`, and one outside it elided to its last
-    part (kept whole if not `elide`), so a page names no folder of the machine that made it.
-
-    >>> without_absolute_paths("--grid /r/configs/g.yaml --out '/tmp/a b/out', 1 s", Path("/r"))
-    '--grid configs/g.yaml --out …/out, 1 s'
-    >>> without_absolute_paths("--grid /r/configs/g.yaml --out /tmp/out", Path("/r"), elide=False)
-    '--grid configs/g.yaml --out /tmp/out'
-    """
-
-    def relative(m: re.Match) -> str:
-        path = Path(m[1] or m[2])
-        if path.is_relative_to(root):
-            return path.relative_to(root).as_posix()
-        return f"…/{path.name}" if elide else m[0]
-
-    return _ABSOLUTE.sub(relative, text)
 
 
 class ReportError(ValueError):
