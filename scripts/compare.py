@@ -57,8 +57,7 @@ from minibert.ablation.comparison import (
 )
 from minibert.ablation.grid import GridError, load_grid
 from minibert.atomic_writes import write_atomic
-from minibert.pairs.keys import PROBE as PROBE_FIGURE
-from minibert.pairs.keys import ZERO_SHOT
+from minibert.pairs.keys import PROBE, ZERO_SHOT
 from minibert.report import grid_report
 from minibert.report.query import Data
 from minibert.report.table import FILE
@@ -178,9 +177,6 @@ def check_out(out: Path, name: str | None) -> None:
     record_path(out, name or "verdicts")
 
 
-PAIRS, PROBE = ZERO_SHOT, PROBE_FIGURE  # minimal pairs: what is judged, and what stands in for an arm that cannot score
-
-
 def default_folder(arm: str, args) -> str:
     """`<Class>-pairs` (or `-finetune`), and the languages asked for where not all: one folder per question, so
     that a comparison on other languages or another measure never meets another's record."""
@@ -220,7 +216,7 @@ def plugin_grid(args, cls: type, class_path: str, out: Path) -> tuple[Path, list
             pairs += [Pair(f"{language}/finetune/{arm}-full", f"{language}/finetune/{name}-full", lang["metric"],
                            lang["fails_below"], language) for name in arms if name != arm]  # fmt: skip
         else:
-            pairs += [Pair(f"{language}/pretrain/{arm}", f"{language}/pretrain/{name}", PAIRS, None, language)
+            pairs += [Pair(f"{language}/pretrain/{arm}", f"{language}/pretrain/{name}", ZERO_SHOT, None, language)
                       for name in arms if name != arm]  # fmt: skip
         timing[language] = {**lang["timing"], "new": arm}
     grid = out / "grid.yaml"
@@ -242,7 +238,7 @@ def pair_figures(pairs: list[Pair], keys: dict[str, set[str]]) -> tuple[list[Pai
                          "--finetune")  # fmt: skip
             continue
         for p in members:
-            blind = [arm for arm in (p.a, p.b) if PAIRS not in keys[arm]]
+            blind = [arm for arm in (p.a, p.b) if ZERO_SHOT not in keys[arm]]
             if blind:
                 notes.append(f"{p.label}: judged on {PROBE}: {', '.join(blind)} cannot score a sentence zero-shot")
                 p = replace(p, metric=PROBE)
@@ -324,7 +320,11 @@ def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
         return []
     lines = []
     for p in pairs:
-        if p.metric != PAIRS or data.find(PROBE, experiment=p.a) is None or data.find(PROBE, experiment=p.b) is None:
+        if (
+            p.metric != ZERO_SHOT
+            or data.find(PROBE, experiment=p.a) is None
+            or data.find(PROBE, experiment=p.b) is None
+        ):
             continue
         iv = data.diff(PROBE, {"experiment": p.a}, {"experiment": p.b}).interval
         lines.append(f"- {p.a} − {p.b}, probe ({PROBE}): {100 * iv.mean:+.1f} ({100 * iv.lo:+.1f} to "
@@ -340,13 +340,15 @@ def next_steps(data: Data, design: Design, judged: list, command: str) -> list[s
     the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
     lines, most = [], 0
     for j in judged:
-        learning = [d for d in j.diffs if not math.isnan(d)]
-        if j.verdict.reason in ("sign decided", "interval inside ±m") or len(learning) < 2:
+        if (
+            j.verdict.reason in ("sign decided", "interval inside ±m")
+            or (found := seeds_needed(data, design, j)) is None
+        ):
             continue
-        mean, sd, need = seeds_needed(data, design, j)
+        seeds, mean, sd, need = found
         scale = 100 if is_proportion(j.pair.metric) else 1
         said = f"about {need} seeds" if need else "more seeds than any budget holds (its spread is wide for its mean)"
-        lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {len(learning)} "
+        lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {seeds} "
                      f"seeds: a decision at this spread would take {said}")  # fmt: skip
         most = max(most, need or 0)
     if not lines:
@@ -361,7 +363,7 @@ def _measure_line(finetune: bool) -> str:
         return ("the fully fine-tuned accuracy (--finetune): a seed below the language's `fails_below` did not "
                 "learn, and its failure rate is reported apart.")  # fmt: skip
     return (
-        f"the minimal pairs, {PAIRS}: the share of pairs (one edit apart, one sentence in the language) "
+        f"the minimal pairs, {ZERO_SHOT}: the share of pairs (one edit apart, one sentence in the language) "
         "whose good sentence the encoder's own objective scores higher, zero-shot, over the cells no n-gram "
         "floor solves (docs/pairs.md). No fine-tuning, so no fine-tuning lottery; --finetune judges that."
     )

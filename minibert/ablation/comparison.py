@@ -203,14 +203,17 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
     return judged
 
 
-def seeds_needed(data, design: Design, judged: Judged) -> tuple[float, float, int | None]:
-    """(mean, SD) of a pair's learning seeds so far, and the seeds its sequence would need at that spread to
-    stop (minibert.stats.sequential.seeds_to_decide), at the alpha and widening `judge` gave it."""
+def seeds_needed(data, design: Design, judged: Judged) -> tuple[int, float, float, int | None] | None:
+    """(learning seeds, their mean and SD so far, the seeds the pair's sequence would need at that spread to
+    stop: minibert.stats.sequential.seeds_to_decide), at the alpha and widening `judge` gave it; None below 2
+    learning seeds, which give no spread."""
     learning = [d for d in judged.diffs if not math.isnan(d)]
+    if len(learning) < 2:
+        return None
     mean = sum(learning) / len(learning)
     sd = math.sqrt(sum((d - mean) ** 2 for d in learning) / (len(learning) - 1))
     alpha, widen = _shared_set(data, judged.pair, design.alpha_for(judged.pair))
-    return mean, sd, seeds_to_decide(mean, sd, design.margin, alpha, design.prior_variance, widen)
+    return len(learning), mean, sd, seeds_to_decide(mean, sd, design.margin, alpha, design.prior_variance, widen)
 
 
 def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:

@@ -63,6 +63,11 @@ class MinimalPairs:
     def __len__(self) -> int:
         return len(self.good)
 
+    def by_category(self, credit: np.ndarray) -> np.ndarray:
+        """(N,) credit per pair -> (C,) its mean over each category's pairs (NaN for a category with none)."""
+        with np.errstate(invalid="ignore"):
+            return (credit[:, None] * self.categories).sum(0) / self.categories.sum(0)
+
     def subset(self, rows: np.ndarray) -> MinimalPairs:
         return MinimalPairs(self.good[rows], self.bad[rows], self.names, self.categories[rows], self.cells,
                             self.cell[rows])  # fmt: skip

@@ -96,13 +96,7 @@ class NGramFloors:
 
 def floor_accuracies(floors: NGramFloors, pairs: MinimalPairs) -> dict[str, np.ndarray]:
     """Floor name -> (C,) accuracy per category of `pairs` (NaN where a category is empty)."""
-    out = {}
-    n = pairs.categories.sum(0)
-    for name in FLOORS:
-        credit = pair_credit(*floors.scores(name, pairs))
-        with np.errstate(invalid="ignore"):
-            out[name] = (credit[:, None] * pairs.categories).sum(0) / n
-    return out
+    return {name: pairs.by_category(pair_credit(*floors.scores(name, pairs))) for name in FLOORS}
 
 
 def judged_cells(pairs: MinimalPairs, accuracies: dict[str, np.ndarray], limit: float) -> tuple[str, ...]:

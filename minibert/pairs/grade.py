@@ -108,8 +108,7 @@ class PairGrader:
         """`<prefix>acc` over the judged pairs and `<prefix>acc_<category>` for every category, each with its
         count of pairs (`<prefix>n`, `<prefix>n_<category>`), as every accuracy of a run is logged."""
         n = self.pairs.categories.sum(0)
-        with np.errstate(invalid="ignore"):  # a category with no pair is NaN, and is not logged
-            per = (credit[:, None] * self.pairs.categories).sum(0) / n
+        per = self.pairs.by_category(credit)  # a category with no pair is NaN, and is not logged
         out = {f"{prefix}acc_{name}": float(v) for name, v in zip(self.pairs.names, per)}
         out |= {f"{prefix}n_{name}": float(k) if k else math.nan for name, k in zip(self.pairs.names, n)}
         if self.judged:

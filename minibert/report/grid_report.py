@@ -116,12 +116,13 @@ def overview(data: Data) -> Section:
     first: zero-shot, the probe, the best n-gram floor on the same pairs), then its headline accuracy, ceiling
     and gap."""
     experiments = data.experiments()
-    pairs = any(data.find(m, experiment=e) for e in experiments for m in PAIRS)
+    found = {e: [data.find(m, experiment=e) for m in PAIRS] for e in experiments}
+    pairs = any(s for stats in found.values() for s in stats)
     rows = []
     for e in experiments:
         acc, ceiling, gap = (data.find(m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
         seeds = len(data.seeds(experiment=e))
-        shown = (*(data.find(m, experiment=e) for m in PAIRS), _best_floor(data, e)) if pairs else ()
+        shown = (*found[e], _best_floor(data, e)) if pairs else ()
         rows.append([e, str(seeds), *(str(s) if s else "–" for s in (*shown, acc, ceiling, gap))])
     note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "

@@ -29,6 +29,7 @@ from minibert.stats import agreement
 
 PREFIX = "pairs"
 CONTROL = "mlm"
+TARGETS = {"text": "its recipe (21x)", "text1x": "Dyck's budget (1x)"}  # the validity study's text sources
 SHIPPED = ("mlm", "mlm_causal", "span", "whole_word", "electra", "next_token")  # the objectives minibert ships
 
 
@@ -79,6 +80,12 @@ class Prediction:
     predictor: str  # which toy figure
     target: str  # which text source's cloze it is read against
     arms: list[str]
+
+    @property
+    def target_budget(self) -> str:
+        """The text source's budget in words: its learning recipe, or Dyck's."""
+        return TARGETS[self.target]
+
     decision: agreement.Coefficient  # share of arm pairs ordered alike
     spearman: agreement.Coefficient
 
@@ -145,7 +152,10 @@ class PairsPage:
         return out
 
     def phenomena(self, language: str) -> list[Phenomenon]:
-        """Every edit of `language` (its categories without a stratum), over the arms that score zero-shot."""
+        """Every edit of `language` (its categories without a stratum), over the arms that score zero-shot; none
+        for a language the grid has not run."""
+        if language not in self.languages:
+            return []
         edits = [c for c in self.categories(language) if "-" not in c and not c.startswith(("dist_", "depth_"))]
         edits = [c for c in edits if c != "all"]
         out = []
@@ -162,7 +172,7 @@ class PairsPage:
         """The phenomena whose ranking of arms reproduces across disjoint seeds (split-half Spearman >= 0.8)."""
         return [p for p in self.phenomena(language) if p.reproducibility >= at_least]
 
-    def predictions(self, toy: str = "dyck", targets: tuple[str, ...] = ("text", "text1x")) -> list[Prediction]:
+    def predictions(self, toy: str = "dyck") -> list[Prediction]:
         """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
         study measured them) against each text source's cloze in the validity study, over the arms both have."""
         if self.validity is None or not self.judged(toy):
@@ -170,7 +180,7 @@ class PairsPage:
         study = self.validity
         pairs = agreement.Measured({a.name: a.zero_shot.values for a in self.arms(toy) if a.zero_shot is not None})
         out = []
-        for target in (t for t in targets if t in study.settings):
+        for target in (t for t in TARGETS if t in study.settings):
             y_arms = study.arms_of("cloze", target)
             for label, measure in (("minimal pairs", None), ("cloze", "cloze"), ("fine-tuning", "finetune")):
                 x = pairs if measure is None else study.measured(toy, measure, study.arms_of(measure, toy))

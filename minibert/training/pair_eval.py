@@ -32,7 +32,6 @@ class PairEval(L.Callback):
                  floor_limit: float = 0.7, batch_size: int = 256) -> None:  # fmt: skip
         self.enabled, self.required = enabled, required
         self.settings = PairSettings(per_cell, probe_per_cell, floor_limit, batch_size, owner="pair_eval")
-        self._graders: dict[tuple, PairGrader] = {}
 
     def applies(self, pl_module: L.LightningModule) -> bool:
         """Whether this run is graded: enabled, a pre-training run, and a language that makes pairs."""
@@ -56,10 +55,7 @@ class PairEval(L.Callback):
             return  # only the final weights are graded
         language = pl_module.objective.language
         seed = getattr(trainer.datamodule, "val_seed", None) or 0
-        key = (repr(language), seed)
-        if key not in self._graders:
-            self._graders[key] = PairGrader(language, seed, self.settings)
-        figures = self._graders[key].grade(pl_module.objective, pl_module.encoder)
+        figures = PairGrader(language, seed, self.settings).grade(pl_module.objective, pl_module.encoder)
         pl_module.log_dict({f"val/pairs/{k}": v for k, v in figures.items()})
 
     def logged_keys(self, pl_module: L.LightningModule) -> set[str]:
