@@ -53,6 +53,7 @@ from minibert.ablation.comparison import (
     record_path,
     seeds_needed,
     table,
+    value_range,
     write_record,
 )
 from minibert.ablation.grid import GridError, load_grid
@@ -61,7 +62,7 @@ from minibert.pairs.keys import PROBE, ZERO_SHOT
 from minibert.report import grid_report
 from minibert.report.query import Data
 from minibert.report.table import FILE
-from minibert.stats.sequential import first_bound
+from minibert.stats.betting import first_bound
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
     from scripts import ablate
@@ -93,11 +94,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", help="results folder (default results/compare/<objective>-pairs[-<languages>], or "
                    "-finetune; with --grid required)")  # fmt: skip
     p.add_argument("--margin", type=float, default=1.0, help="equivalence margin in the printed unit (default 1)")
-    p.add_argument("--max-seeds", type=int, default=20, help="cap on seeds per pair (default 20)")
+    p.add_argument("--max-seeds", type=int, default=40, help="cap on seeds per pair (default 40)")
     p.add_argument("--minutes", type=float, help="stop before a seed that would pass this many minutes, at this "
                    "machine's measured pace (the first look always runs)")  # fmt: skip
     p.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
     p.add_argument("--fails-below", type=float, help="with --grid: a seed below this value did not learn")
+    p.add_argument(
+        "--bounds",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        help="with --grid and a metric that is "
+        "not an accuracy or a gap: what one arm's figure can be, fixed before the first seed",
+    )
     p.add_argument("--name", default=None, help="file name of the record in <out>/comparisons/ (default: verdicts)")
     p.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
     p.add_argument("--plugins", action="append", default=[], metavar="DIR", help="as ablate.py's (repeatable)")
@@ -108,15 +117,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--grid needs --arms, --metric and --out")
     if args.grid is not None and args.finetune:
         p.error("--finetune goes with a plug-in objective; with --grid, name the figure with --metric")
-    if args.objective is not None and (args.arms or args.metric or args.fails_below is not None or args.all_pairs):
-        p.error(
-            "--arms, --metric, --all-pairs and --fails-below go with --grid; a plug-in is judged on its --yardsticks"
-        )
+    if args.objective is not None and (args.arms or args.metric or args.fails_below is not None or args.all_pairs
+                                       or args.bounds):  # fmt: skip
+        p.error("--arms, --metric, --all-pairs, --fails-below and --bounds go with --grid; a plug-in is judged on "
+                "its --yardsticks")  # fmt: skip
+    if args.bounds is not None and not args.bounds[0] < args.bounds[1]:
+        p.error(f"--bounds {args.bounds[0]:g} {args.bounds[1]:g}: LO must be below HI")
     if args.grid is not None and args.languages:
         p.error("--languages goes with a plug-in objective, not --grid")
     if not args.margin > 0:
         p.error(f"--margin={args.margin}: must be > 0")
-    if args.max_seeds < (fewest := first_bound()):
+    if args.max_seeds < (fewest := first_bound()):  # a pair alone on [-1, 1]; a family needs more (checked later)
         p.error(f"--max-seeds={args.max_seeds}: must be at least {fewest} (no verdict is possible before)")
     if args.minutes is not None and not args.minutes > 0:
         p.error(f"--minutes={args.minutes}: must be > 0")
@@ -413,7 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         committed = [] if args.grid is None else [ROOT / "results" / Path(args.grid).stem]
         per_seed = estimate(timing, pairs, args.workers, [out, *committed])
         cap = args.max_seeds
-        design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command)
+        bounds = tuple(args.bounds) if args.bounds else None
+        if bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
+            raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a "
+                                  "design does not narrow")  # fmt: skip
+        design = Design(pairs, args.margin / scale, cap, first_seed=args.first_seed, command=command, bounds=bounds)
         first = design.first_look(pairs)
         if cap < first:
             raise ComparisonError(f"--max-seeds={cap}: these {len(pairs)} pair(s) can be decided no sooner than "
@@ -421,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         looks: dict[str, int] = {}
         if recorded is not None:
             before = Design.from_json(recorded["design"])
-            design = replace(design, prior_variance=before.prior_variance)  # its sequence, as it was designed
+            design = replace(design, earlier=before.earlier)  # what it was first judged by, if not this sequence
             if why := design.same_question(before, scale):
                 raise ComparisonError(f"{_rel(path)} records another comparison ({why}): give another --name, "
                                       "or the settings it was made with to continue it")  # fmt: skip

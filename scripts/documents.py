@@ -6,7 +6,7 @@
 Runs made before runs on text kept their figures per validation document (`val/by_document/*`) can still be
 judged with the documents resampled: each run's last checkpoint is validated again with this code (nothing is
 written), its overall accuracy must come out as its summary.json logged it (else the run is refused: other
-weights or other questions), and the per-seed, per-document sums go to `minibert.stats.sequential.clustered`.
+weights or other questions), and the per-seed, per-document sums go to `minibert.stats.bootstrap.clustered`.
 It prints A (or A - B paired by seed, or A minus its own reference on the same questions) with the interval over
 seeds and documents, the documents' share of it, and the binomial term a table without documents would use.
 """
@@ -26,7 +26,7 @@ import lightning as L
 import numpy as np
 import yaml
 
-from minibert.stats.sequential import clustered
+from minibert.stats.bootstrap import clustered
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
 

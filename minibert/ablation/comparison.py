@@ -3,19 +3,21 @@ seeds judged look by look, and the record on disk (scripts/compare.py; the polic
 
 A design is a family of pairs A - B (a new objective against every shipped one, or the arms a user names),
 each judged on one metric, oriented so that > 0 favours A. Seeds s0, s0 + 1, ... run in that order; after
-each, every pair still undecided looks at its confidence sequence (minibert.stats.sequential.decide) at
-alpha / K, K the pairs of the family (Bonferroni), and stops when the sequence excludes 0, when it lies
-inside ±margin (equivalent), or at the cap. A seed at which either arm did not learn (its value below
-`fails_below`, a rule fixed in the design, or no value: the run failed) counts towards the look and the cap
-but not the interval; the failure rate is reported apart with its exact binomial interval.
+each, every pair still undecided looks at its confidence sequence (minibert.stats.betting.decide) at
+alpha / K, K the pairs of its family (Bonferroni), and stops when the sequence excludes 0, when it lies
+inside ±margin (equivalent), or at the cap. The sequence assumes nothing of the per-seed differences but their
+range (a difference of two proportions lies in [-1, 1]; another metric's range is part of the design), so every
+seed counts at its value: a seed that did not learn is part of what a recipe does. A run that gave no figure
+counts at the bottom of its arm's range. Seeds below `fails_below` are counted per arm, with exact intervals
+and an exact paired test of the two rates, beside the verdict.
 
 Everything here is recomputed from the grid's table, so a killed comparison resumes where its runs stopped,
 and the dashboard (minibert.report.grid_report) judges a recorded comparison by the same function.
 
 Example:
     >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], margin=0.01, cap=10)
-    >>> design.alpha_for(design.pairs[0]), design.first_look(design.pairs), design.unit
-    (0.05, 3, 'points')
+    >>> design.alpha_for(design.pairs[0]), design.first_look(design.pairs), design.unit, design.range(design.pairs[0])
+    (0.05, 7, 'points', (-1.0, 1.0))
 """
 
 from __future__ import annotations
@@ -32,22 +34,12 @@ from minibert.checkout import without_absolute_paths
 from minibert.report.query import LOWER_IS_BETTER, Data, Diff
 from minibert.report.stats import Interval
 from minibert.report.table import split
-from minibert.stats.sequential import (
-    ALPHA,
-    EARLIER_PRIOR_VARIANCE,
-    PRIOR_VARIANCE,
-    FailureSplit,
-    RobustCheck,
-    SequentialVerdict,
-    decide,
-    first_bound,
-    robust_check,
-    seeds_to_decide,
-    sequence,
-    split_failures,
-)
+from minibert.stats import betting
+from minibert.stats.betting import ALPHA, SequentialVerdict
+from minibert.stats.failures import ArmFailures, compare_failures
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+SEQUENCE = "betting"  # minibert.stats.betting, with its fixed grid of bets
 
 
 class ComparisonError(ValueError):
@@ -62,6 +54,16 @@ def lower_is_better(metric: str) -> bool:
 def is_proportion(metric: str) -> bool:
     """An accuracy-like figure, printed in points (100 x)."""
     return accuracies.parse(metric) is not None
+
+
+def value_range(metric: str) -> tuple[float, float] | None:
+    """What one arm's figure can be, when the metric says: an accuracy (a share of questions) in [0, 1]; a gap,
+    a ceiling's accuracy minus a model's on the same questions, in [-1, 1]; None for anything else (a loss, a
+    time), whose range a design must state."""
+    key = accuracies.parse(metric)
+    if key is None:
+        return None
+    return (-1.0, 1.0) if key.role == "gap" else (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,31 @@ class Design:
     first_seed: int = 0
     command: str = ""
     extended_from: list[int] = field(default_factory=list)  # earlier caps, when a comparison was extended
-    prior_variance: float = PRIOR_VARIANCE  # the sequence's mixture variance g (minibert.stats.sequential)
+    bounds: tuple[float, float] | None = None  # what one arm's figure can be, for a metric that does not say
+    sequence: str = SEQUENCE  # the confidence sequence the verdicts stop on
+    earlier: str = ""  # the sequence a record was first judged by, when it was another (see `from_json`)
 
     def alpha_for(self, pair: Pair) -> float:
         """alpha / K, K the pairs of `pair`'s family."""
         return self.alpha / sum(p.family == pair.family for p in self.pairs)
 
+    def values(self, pair: Pair) -> tuple[float, float]:
+        """What one arm's figure can be: the metric's range where it has one (never narrowed: the sequence's
+        promise rests on it), else the design's `bounds`."""
+        lo, hi = value_range(pair.metric) or self.bounds or (math.nan, math.nan)
+        if not lo < hi:
+            raise ComparisonError(f"{pair.metric}: its range is not known; state what one arm's figure can be "
+                                  "(--bounds LO HI) before the first seed")  # fmt: skip
+        return lo, hi
+
+    def range(self, pair: Pair) -> tuple[float, float]:
+        """What A - B can be on one seed."""
+        lo, hi = self.values(pair)
+        return (lo - hi, hi - lo)
+
     def first_look(self, pairs: list[Pair]) -> int:
-        """The fewest seeds at which any of `pairs` can be decided (minibert.stats.sequential.first_bound)."""
-        return min(first_bound(self.alpha_for(p), self.prior_variance) for p in pairs)
+        """The fewest seeds at which any of `pairs` can be decided (minibert.stats.betting.first_bound)."""
+        return min(betting.first_bound(self.alpha_for(p), self.range(p)) for p in pairs)
 
     @property
     def families(self) -> dict[str, int]:
@@ -121,7 +139,7 @@ class Design:
         is said in the printed unit (`scale` 100 for points)."""
         if not math.isclose(self.margin, other.margin):
             return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
-        for name in ("pairs", "alpha", "first_seed", "prior_variance"):
+        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence"):
             if getattr(self, name) != getattr(other, name):
                 return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
         if self.cap < other.cap:
@@ -133,23 +151,33 @@ class Design:
 
     @classmethod
     def from_json(cls, d: dict) -> Design:
+        """A recorded design. Records made before the betting sequence name none (or a mixture variance g): their
+        verdicts stopped on the safe t-test, whose promise needs normal per-seed differences, which minibert's
+        figures are not (docs/statistics.md). They are judged again by the betting sequence, which has nothing
+        to tune, so nothing in that choice looks at their data; `earlier` says what they were first judged by."""
         pairs = [Pair(**p) for p in d["pairs"]]
+        sequence = d.get("sequence")
+        if sequence not in (None, SEQUENCE):
+            raise ComparisonError(f"a record judged by the sequence {sequence!r}, which this code does not know")
+        earlier = d.get("earlier", "")
+        if sequence is None:
+            earlier = f"the safe t-test, g = {d.get('prior_variance', 2.0):g}"
+        bounds = tuple(d["bounds"]) if d.get("bounds") is not None else None
         return cls(pairs, d["margin"], d["cap"], d["alpha"], d["first_seed"], d.get("command", ""),
-                   list(d.get("extended_from", [])), d.get("prior_variance", EARLIER_PRIOR_VARIANCE))  # fmt: skip
+                   list(d.get("extended_from", [])), bounds, SEQUENCE, earlier)  # fmt: skip
 
 
 @dataclass
 class Judged:
     """One pair after `looks` seeds: its verdict, the sequence's interval at every look (its history), the
-    per-seed differences (NaN where a seed failed), failures, and a robust second opinion."""
+    per-seed differences (every seed at its value), and each arm's seeds that did not learn."""
 
     pair: Pair
     looks: int
     verdict: SequentialVerdict
-    history: list  # Interval per look of the learning seeds (minibert.stats.sequential.sequence)
+    history: list  # Interval per look (minibert.stats.betting.sequence)
     diffs: list[float]
-    failures: FailureSplit
-    robust: RobustCheck | None
+    failures: ArmFailures | None  # None before the first seed
 
     @property
     def stopped(self) -> bool:
@@ -182,38 +210,36 @@ def values(data: Data, experiment: str, metric: str) -> dict[int, float]:
 def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | None = None) -> list[Judged]:
     """Every pair of `design` after the seeds it ran (`looks[pair.label]`, counted from the first seed), on the
     grid's table `data`, or on the per-seed differences a record `kept` (pair label -> A - B, oriented so
-    that > 0 favours A, None where a seed failed) when its runs are not in the table."""
+    that > 0 favours A) when its runs are not in the table."""
     judged = []
     for pair in design.pairs:
         n = looks.get(pair.label, 0)
+        bounds = design.range(pair)
         if kept is not None:
-            diffs = [math.nan if d is None else float(d) for d in kept[pair.label][:n]]
-            failed = [math.isnan(d) for d in diffs]
+            diffs = [bounds[0] if d is None else float(d) for d in kept[pair.label][:n]]
+            failed = ([False] * len(diffs), [False] * len(diffs))
         else:
-            diffs, failed = _differences(data, pair, design.seeds(n))
+            diffs, failed = _differences(data, pair, design.seeds(n), design.values(pair))
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair))
-        g = design.prior_variance
-        verdict = decide([0.0 if f else d for d, f in zip(diffs, failed)], design.margin, design.cap, alpha,
-                         failed, widen, g) if n else _nothing()  # fmt: skip
-        learning = [d for d in diffs if not math.isnan(d)]
-        history = sequence(learning, alpha, widen, g) if learning else []
-        failures = split_failures([0.0 if math.isnan(d) else d for d in diffs], failed) if n else None
-        robust = robust_check(learning) if len(learning) >= 5 else None
-        judged.append(Judged(pair, n, verdict, history, diffs, failures, robust))
+        verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
+        history = betting.sequence(diffs, alpha, bounds, widen)
+        judged.append(Judged(pair, n, verdict, history, diffs, compare_failures(*failed) if n else None))
     return judged
 
 
 def seeds_needed(data, design: Design, judged: Judged) -> tuple[int, float, float, int | None] | None:
-    """(learning seeds, their mean and SD so far, the seeds the pair's sequence would need at that spread to
-    stop: minibert.stats.sequential.seeds_to_decide), at the alpha and widening `judge` gave it; None below 2
-    learning seeds, which give no spread."""
-    learning = [d for d in judged.diffs if not math.isnan(d)]
-    if len(learning) < 2:
+    """(seeds, their mean difference and SD so far, the seeds at which half of comparisons drawn like these
+    would stop: minibert.stats.betting.seeds_to_decide), at the alpha and widening `judge` gave the pair; None
+    below 2 seeds."""
+    x = judged.diffs
+    if len(x) < 2:
         return None
-    mean = sum(learning) / len(learning)
-    sd = math.sqrt(sum((d - mean) ** 2 for d in learning) / (len(learning) - 1))
+    mean = sum(x) / len(x)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in x) / (len(x) - 1))
     alpha, widen = _shared_set(data, judged.pair, design.alpha_for(judged.pair))
-    return len(learning), mean, sd, seeds_to_decide(mean, sd, design.margin, alpha, design.prior_variance, widen)
+    limit = max(200, 2 * design.cap)
+    need = betting.seeds_to_decide(x, design.margin, alpha, design.range(judged.pair), widen, limit=limit)
+    return len(x), mean, sd, need
 
 
 def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
@@ -223,7 +249,7 @@ def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
     the other alpha / 2 (its binomial standard error of A - B, leaving out the two arms' positive covariance on
     shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error; but
     where the arms logged their figures per validation document (real text), every seed's questions come from
-    the same documents, so the documents' term (`sequential.clustered`'s, from the seeds so far) is the one
+    the same documents, so the documents' term (`bootstrap.clustered`'s, from the seeds so far) is the one
     added, shared set or not."""
     from scipy.stats import norm
 
@@ -238,25 +264,27 @@ def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
     return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
 
 
-def _differences(data, pair: Pair, seeds: list[int]) -> tuple[list[float], list[bool]]:
-    """A - B per seed (oriented so that > 0 favours A; NaN where a seed failed) and which seeds failed."""
+def _differences(
+    data, pair: Pair, seeds: list[int], bounds: tuple[float, float]
+) -> tuple[list[float], tuple[list[bool], list[bool]]]:
+    """A - B per seed, oriented so that > 0 favours A, every seed at its value, and which seeds of A and of B
+    did not learn (below `fails_below`, or no figure). A run that gave no figure counts at its arm's worst value
+    in `bounds` (what one arm's figure can be): a recipe that crashes is judged by it, as one that stalls is."""
     va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
-    sign = -1.0 if lower_is_better(pair.metric) else 1.0
-    diffs, failed = [], []
+    lower = lower_is_better(pair.metric)
+    worst = bounds[1] if lower else bounds[0]
+    diffs: list[float] = []
+    failed: tuple[list[bool], list[bool]] = ([], [])
     for s in seeds:
         x, y = va.get(s, math.nan), vb.get(s, math.nan)
-        bad = math.isnan(x) or math.isnan(y)
-        if pair.fails_below is not None and not bad:
-            bad = x < pair.fails_below or y < pair.fails_below
-        failed.append(bad)
-        diffs.append(math.nan if bad else sign * (x - y))
+        for value, out in ((x, failed[0]), (y, failed[1])):
+            if not math.isnan(value) and not bounds[0] <= value <= bounds[1]:
+                raise ComparisonError(f"{pair.metric} = {value:g} at seed {s} lies outside [{bounds[0]:g}, "
+                                      f"{bounds[1]:g}], the range the design's sequence needs")  # fmt: skip
+            out.append(math.isnan(value) or (pair.fails_below is not None and value < pair.fails_below))
+        x, y = (worst if math.isnan(v) else v for v in (x, y))
+        diffs.append((y - x) if lower else (x - y))
     return diffs, failed
-
-
-def _nothing() -> SequentialVerdict:
-    from minibert.ablation.intervals import NAN
-
-    return SequentialVerdict("undecided", 0, NAN, "below the cap")
 
 
 def scaled(x: float, proportion: bool, signed: bool = False) -> str:
@@ -272,43 +300,60 @@ def table(design: Design, judged: list[Judged]) -> list[str]:
     families = "; ".join(f"{name or 'one family'}: {k} pair(s) at alpha {design.alpha / k:.4g} each"
                          for name, k in design.families.items())  # fmt: skip
     lines = [
-        f"Pairs judged together (Bonferroni, each family at {design.alpha:g}): {families}. A − B signed so that "
-        f"> 0 favours A, in {unit}; equivalence margin "
+        f"Pairs judged together (Bonferroni, each family at {design.alpha:g}): {families}"
+        + (
+            f"; over all {len(design.families)} families together, a wrong verdict anywhere with probability at "
+            f"most {design.alpha * len(design.families):g}"
+            if len(design.families) > 1
+            else ""
+        )
+        + f". A − B signed so that > 0 favours A, in {unit}; equivalence margin "
         f"±{scaled(design.margin, proportion).lstrip('+')} {unit}; at most {design.cap} seeds per pair "
-        f"(first seed {design.first_seed}). The interval is the confidence sequence at the last look, valid at "
-        "every look at once (docs/statistics.md).",
+        f"(first seed {design.first_seed}). The interval is the betting confidence sequence at the last look, "
+        "valid at every look at once whatever the per-seed differences' shape; every seed counts at its value "
+        "(docs/statistics.md)."
+        + (
+            f" First judged by {design.earlier}, which assumes normal differences; judged again here by the "
+            "betting sequence."
+            if design.earlier
+            else ""
+        ),
         "",
-        "| A | B | metric | A − B (95% sequence) | seeds | failed seeds (rate, 95%) | verdict | stopped |",
+        "| A | B | metric | A − B (95% sequence) | seeds | seeds that did not learn: A, B (exact test) | verdict "
+        "| stopped |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for j in judged:
         iv, f = j.interval, j.failures
-        failed = "–" if f is None else f"{f.failed} ({100 * f.rate:.0f}%, {100 * f.lo:.0f} to {100 * f.hi:.0f})"
         stopped = {"sign decided": f"sign decided after {j.verdict.look} seeds",
                    "interval inside ±m": f"inside ±margin after {j.verdict.look} seeds",
                    "cap reached": "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
                        j.verdict.reason]  # fmt: skip
-        note = ""
-        if j.robust is not None and j.robust.doubts_normality:
-            r = j.robust
-            note = (
-                f"; not normal (Shapiro p = {r.shapiro_p:.3f}): Wilcoxon p = {r.wilcoxon_p:.3f}, bootstrap "
-                f"{scaled(r.bootstrap.lo, proportion, True)} to {scaled(r.bootstrap.hi, proportion, True)}"
-            )
         lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {scaled(iv.mean, proportion, True)} "
                      f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
-                     f"{failed} | {j.words(design.margin)}{note} | {stopped} |")  # fmt: skip
+                     f"{failure_words(f)} | {j.words(design.margin)} | {stopped} |")  # fmt: skip
     lines += [
         "",
-        f"History: the sequence after each seed (learning seeds only; the first bound after "
-        f"{design.first_look(design.pairs)}).",
+        f"History: the sequence after each seed (no verdict is possible before {design.first_look(design.pairs)}).",
         "",
     ]
     for j in judged:
         steps = ", ".join(f"{k + 1}: {scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}"
-                          for k, iv in enumerate(j.history) if not math.isinf(iv.lo))  # fmt: skip
-        lines.append(f"- {j.pair.label}: {steps or 'no bound yet'}")
+                          for k, iv in enumerate(j.history))  # fmt: skip
+        lines.append(f"- {j.pair.label}: {steps or 'no seed yet'}")
     return lines
+
+
+def failure_words(f: ArmFailures | None) -> str:
+    """'1 of 8 (1 to 53%), 0 of 8 (0 to 37%); p = 1': each arm's seeds below its `fails_below` (or with no
+    figure) with exact 95% intervals, and McNemar's exact p for equal rates."""
+    if f is None:
+        return "–"
+    if not f.any:
+        return f"none of {f.seeds}"
+    rates = ", ".join(f"{k} of {f.seeds} ({100 * lo:.0f} to {100 * hi:.0f}%)"
+                      for k, (_, lo, hi) in ((f.a, f.rate("a")), (f.b, f.rate("b"))))  # fmt: skip
+    return f"{rates}; p = {f.p:.2g}"
 
 
 def as_diff(data: Data, j: Judged) -> Diff | None:
@@ -370,7 +415,8 @@ def write_record(path: Path, design: Design, looks: dict[str, int], judged: list
     the table); `.md` beside it for people."""
     pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
               "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
-              "hi": j.interval.hi, "failed": j.failures.failed if j.failures else 0} for j in judged]  # fmt: skip
+              "hi": j.interval.hi, "failed": [j.failures.a, j.failures.b] if j.failures else [0, 0]}
+             for j in judged]  # fmt: skip
     body = {"design": design.to_json(), "looks": looks, "pairs": pairs, **extra}
     write_atomic(path, without_absolute_paths(json.dumps(body, indent=1, default=float)) + "\n")
     write_atomic(path.with_suffix(".md"), without_absolute_paths("\n".join(text)) + "\n")

@@ -120,7 +120,7 @@ def _quantile(seed_var: float, seed_df: float, total: float) -> tuple[float, flo
     Welch-Satterthwaite's df would take the df from the estimated seed variance itself, which makes the
     interval too narrow exactly when that estimate is low: at 3 seeds it covers about 92.6% at nominal 95%
     (tests/test_intervals.py). Each part at its own quantile covers 95% at either extreme and a little more
-    in between. The df returned is the one whose t quantile this is (for power: minibert.ablation.power).
+    in between. The df returned is the one whose t quantile this is.
     """
     if seed_var <= 0 or total <= 0 or math.isinf(seed_df):
         return _Z95, math.inf

@@ -29,7 +29,7 @@ import pandas as pd
 from minibert.ablation import accuracies
 from minibert.report import stats, table
 from minibert.report.stats import Interval
-from minibert.stats import sequential
+from minibert.stats import bootstrap
 
 LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
@@ -206,9 +206,9 @@ class Data:
         return out
 
     def clustered(self, a: tuple[str, str], b: tuple[str, str] | None = None,
-                  seeds: set[int] | None = None) -> sequential.SharedInterval | None:  # fmt: skip
+                  seeds: set[int] | None = None) -> bootstrap.SharedInterval | None:  # fmt: skip
         """The interval of (metric, experiment) `a`, or of `a` - `b` paired by seed, that resamples the validation
-        documents with the seeds (`minibert.stats.sequential.clustered`), over `seeds` (default: those both
+        documents with the seeds (`minibert.stats.bootstrap.clustered`), over `seeds` (default: those both
         have); None where either lacks per-document figures, or they share fewer than 2 seeds or documents."""
         sides = []
         for metric, experiment in [a] + ([b] if b is not None else []):
@@ -235,7 +235,7 @@ class Data:
                                      f"averages {t / n:.6f}, not the {whole[s]:.6f} it logged; the table is "
                                      "inconsistent")  # fmt: skip
             arrays += [totals, counts]
-        return sequential.clustered(*arrays)
+        return bootstrap.clustered(*arrays)
 
     @functools.cached_property
     def _columns_of(self) -> dict[str, dict[str, Any]]:

@@ -1,1 +1,2 @@
-"""Statistics that reports call: intervals over seeds and questions, sequential verdicts, family-wise control."""
+"""Statistics that reports call: intervals over seeds and shared questions (bootstrap), the sequence comparisons
+stop on (betting), failure rates (failures) and family-wise control (holm)."""

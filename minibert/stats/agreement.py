@@ -47,7 +47,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from minibert.ablation import intervals
-from minibert.stats.sequential import clopper_pearson, holm
+from minibert.stats.failures import clopper_pearson
+from minibert.stats.holm import holm
 
 ALPHA = 0.05
 

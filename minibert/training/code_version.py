@@ -33,7 +33,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
 # they read results, never make them: folders (ending in '/') and files, relative to the package
 NOT_HASHED = ("report/", "stats/", "export/", *(f"ablation/{name}.py" for name in (
-    "accuracies", "comparison", "intervals", "power")))  # fmt: skip
+    "accuracies", "comparison", "intervals")))  # fmt: skip
 
 
 @functools.cache

@@ -166,7 +166,7 @@ class MeanValues(Metric):
 
 class DocumentTally(Metric):
     """Accuracy, question count and each reference's accuracy per validation document (`Scored.documents`):
-    what an interval needs to resample whole documents (minibert.stats.sequential.clustered), since questions
+    what an interval needs to resample whole documents (minibert.stats.bootstrap.clustered), since questions
     of one document share its difficulty. Documents are named `d<index>` (the index in the language's
     validation split); one with no question is left out. States are concatenated, so correct under DDP.
 
