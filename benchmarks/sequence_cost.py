@@ -1,0 +1,44 @@
+"""What the betting sequence costs on minibert's committed comparisons: for each pair, the seeds at which half of
+comparisons resampled from its own per-seed differences would stop, and the minutes that many seeds take at the
+wall time the grid's own runs recorded (two runs at once, as compare.py's default --workers 2).
+
+    python benchmarks/sequence_cost.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from minibert.ablation.comparison import Design, _shared_set, judge  # noqa: E402
+from minibert.report.query import Data  # noqa: E402
+from minibert.stats import betting  # noqa: E402
+
+RECORDS = [("results/dyck", "pretrain-gap"), ("results/compare/mlm-vs-span", "mlm-vs-span"),
+           ("results/compare/MaskRate30-pairs-dyck", "verdicts")]  # fmt: skip
+
+
+def main() -> None:
+    for folder, name in RECORDS:
+        body = json.loads((ROOT / folder / "comparisons" / f"{name}.json").read_text())
+        design, data = Design.from_json(body["design"]), Data.load(ROOT / folder)
+        wall = data.frame.query("metric == 'wall_time_s'")
+        arms = {a for p in design.pairs for a in (p.a, p.b)}
+        per_seed = wall[wall.experiment.isin(arms)].groupby("experiment").value.mean().sum() / 2  # 2 workers
+        print(f"{folder}/comparisons/{name}: {len(design.pairs)} pair(s); a seed of every arm takes "
+              f"{per_seed / 60:.1f} min here; no verdict before {design.first_look(design.pairs)} seeds")
+        for j in judge(data, design, body["looks"]):
+            alpha, widen = _shared_set(data, j.pair, design.alpha_for(j.pair))
+            need = betting.seeds_to_decide(j.diffs, design.margin, alpha, design.range(j.pair), widen, limit=400)
+            cost = "more than 400 seeds" if need is None else f"{need} seeds, about {need * per_seed / 60:.0f} min"
+            mean = 100 * sum(j.diffs) / len(j.diffs)
+            print(f"  {j.pair.label}: {j.looks} seeds, mean {mean:+.1f} points, range "
+                  f"{design.range(j.pair)}: {j.verdict.verdict}; half of comparisons like it stop by {cost}")
+
+
+if __name__ == "__main__":
+    main()
