@@ -1,5 +1,5 @@
 """scripts/documents.py: finished text runs graded again from their last checkpoints, document by document. The
-interval it prints is `sequential.clustered` on the runs' own per-document figures (which new runs log), and a
+interval it prints is `bootstrap.clustered` on the runs' own per-document figures (which new runs log), and a
 run whose checkpoint no longer gives the accuracy it logged is refused in one line."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minibert.stats.sequential import clustered
+from minibert.stats.bootstrap import clustered
 from minibert.training.fit import fit
 
 ROOT = Path(__file__).resolve().parents[1]
