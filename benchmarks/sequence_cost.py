@@ -29,15 +29,19 @@ def main() -> None:
         wall = data.frame.query("metric == 'wall_time_s'")
         arms = {a for p in design.pairs for a in (p.a, p.b)}
         per_seed = wall[wall.experiment.isin(arms)].groupby("experiment").value.mean().sum() / 2  # 2 workers
-        print(f"{folder}/comparisons/{name}: {len(design.pairs)} pair(s); a seed of every arm takes "
-              f"{per_seed / 60:.1f} min here; no verdict before {design.first_look(design.pairs)} seeds")
+        print(
+            f"{folder}/comparisons/{name}: {len(design.pairs)} pair(s); a seed of every arm takes "
+            f"{per_seed / 60:.1f} min here; no verdict before {design.first_look(design.pairs)} seeds"
+        )
         for j in judge(data, design, body["looks"]):
             alpha, widen = _shared_set(data, j.pair, design.alpha_for(j.pair))
             need = betting.seeds_to_decide(j.diffs, design.margin, alpha, design.range(j.pair), widen, limit=400)
             cost = "more than 400 seeds" if need is None else f"{need} seeds, about {need * per_seed / 60:.0f} min"
             mean = 100 * sum(j.diffs) / len(j.diffs)
-            print(f"  {j.pair.label}: {j.looks} seeds, mean {mean:+.1f} points, range "
-                  f"{design.range(j.pair)}: {j.verdict.verdict}; half of comparisons like it stop by {cost}")
+            print(
+                f"  {j.pair.label}: {j.looks} seeds, mean {mean:+.1f} points, range "
+                f"{design.range(j.pair)}: {j.verdict.verdict}; half of comparisons like it stop by {cost}"
+            )
 
 
 if __name__ == "__main__":
