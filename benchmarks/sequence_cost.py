@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from minibert.ablation.comparison import Design, _shared_set, judge  # noqa: E402
+from minibert.ablation.comparison import Design, judge  # noqa: E402
 from minibert.report.query import Data  # noqa: E402
 from minibert.stats import betting  # noqa: E402
 
@@ -34,8 +34,7 @@ def main() -> None:
             f"{per_seed / 60:.1f} min here; no verdict before {design.first_look(design.pairs)} seeds"
         )
         for j in judge(data, design, body["looks"]):
-            alpha, widen = _shared_set(data, j.pair, design.alpha_for(j.pair))
-            need = betting.seeds_to_decide(j.diffs, design.margin, alpha, design.range(j.pair), widen, limit=400)
+            need = betting.seeds_to_decide(j.diffs, design.margin, j.alpha, design.range(j.pair), j.widen, limit=400)
             cost = "more than 400 seeds" if need is None else f"{need} seeds, about {need * per_seed / 60:.0f} min"
             mean = 100 * sum(j.diffs) / len(j.diffs)
             print(

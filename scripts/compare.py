@@ -353,7 +353,7 @@ def next_steps(data: Data, design: Design, judged: list, command: str) -> list[s
     for j in judged:
         if (
             j.verdict.reason in ("sign decided", "interval inside ±m")
-            or (found := seeds_needed(data, design, j)) is None
+            or (found := seeds_needed(design, j)) is None
         ):
             continue
         seeds, mean, sd, need = found

@@ -178,6 +178,8 @@ class Judged:
     history: list  # Interval per look (minibert.stats.betting.sequence)
     diffs: list[float]
     failures: ArmFailures | None  # None before the first seed
+    alpha: float = ALPHA  # the sequence's, after the family's split and a shared set's share
+    widen: float = 0.0  # a shared set's or the documents' half-width added to every look
 
     @property
     def stopped(self) -> bool:
@@ -220,14 +222,16 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             failed = ([False] * len(diffs), [False] * len(diffs))
         else:
             diffs, failed = _differences(data, pair, design.seeds(n), design.values(pair))
-        alpha, widen = _shared_set(data, pair, design.alpha_for(pair))
+        own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
+        alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
         verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
         history = betting.sequence(diffs, alpha, bounds, widen)
-        judged.append(Judged(pair, n, verdict, history, diffs, compare_failures(*failed) if n else None))
+        failures = compare_failures(*failed) if n else None
+        judged.append(Judged(pair, n, verdict, history, diffs, failures, alpha, widen))
     return judged
 
 
-def seeds_needed(data, design: Design, judged: Judged) -> tuple[int, float, float, int | None] | None:
+def seeds_needed(design: Design, judged: Judged) -> tuple[int, float, float, int | None] | None:
     """(seeds, their mean difference and SD so far, the seeds at which half of comparisons drawn like these
     would stop: minibert.stats.betting.seeds_to_decide), at the alpha and widening `judge` gave the pair; None
     below 2 seeds."""
@@ -236,27 +240,29 @@ def seeds_needed(data, design: Design, judged: Judged) -> tuple[int, float, floa
         return None
     mean = sum(x) / len(x)
     sd = math.sqrt(sum((d - mean) ** 2 for d in x) / (len(x) - 1))
-    alpha, widen = _shared_set(data, judged.pair, design.alpha_for(judged.pair))
     limit = max(200, 2 * design.cap)
-    need = betting.seeds_to_decide(x, design.margin, alpha, design.range(judged.pair), widen, limit=limit)
+    need = betting.seeds_to_decide(x, design.margin, judged.alpha, design.range(judged.pair), judged.widen, limit=limit)
     return len(x), mean, sd, need
 
 
-def _shared_set(data, pair: Pair, alpha: float) -> tuple[float, float]:
+def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float, float]:
     """(alpha for the sequence over seeds, half-width added to it) for a pair. When both arms graded one
     validation set that every seed shared, the per-seed differences all carry that set's draw of questions,
     which more seeds do not average away: the sequence then runs at alpha / 2, and the set's error is added at
     the other alpha / 2 (its binomial standard error of A - B, leaving out the two arms' positive covariance on
     shared questions, so it errs wide). When each seed drew its own questions, the seeds hold that error; but
     where the arms logged their figures per validation document (real text), every seed's questions come from
-    the same documents, so the documents' term (`bootstrap.clustered`'s, from the seeds so far) is the one
-    added, shared set or not."""
+    the same documents, so the documents' term is the one added, shared set or not. It comes from the
+    comparison's own `seeds` only (never from other runs that happen to share the experiments' names), as an
+    upper confidence bound at alpha / 4, with the normal quantile at the remaining alpha / 4: a term estimated
+    as 0 from a few seeds would add nothing where the documents' draw is real."""
     from scipy.stats import norm
 
     metric, category = split(pair.metric)
-    docs = data.clustered((metric, pair.a), (metric, pair.b)) if category == "" else None
+    own = seeds and category == ""
+    docs = data.clustered((metric, pair.a), (metric, pair.b), seeds=seeds) if own else None
     if docs is not None:
-        return alpha / 2, float(norm.ppf(1 - alpha / 4)) * math.sqrt(docs.question_variance)
+        return alpha / 2, float(norm.ppf(1 - alpha / 8)) * math.sqrt(docs.question_variance_upper(alpha / 4))
     a, b = (data.find(metric, category, experiment=e) for e in (pair.a, pair.b))
     if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
         return alpha, 0.0
