@@ -109,15 +109,17 @@ def stops(
 def _end(x: np.ndarray, alpha: float, lo: float, hi: float, side: int) -> np.ndarray:
     """The sequence's lower (side +1) or upper (side -1) end after each look n = 1..N of x (N,), before the
     running intersection: the m at which the bet on that side reaches 2 / alpha, by bisection (its wealth is
-    monotone in m)."""
+    monotone in m), every look at once."""
     n = len(x)
     a, b = np.full(n, lo), np.full(n, hi)  # the root lies in (a, b) for every look
     level = math.log(2 / alpha)
-    looks = np.arange(n)
+    upto = np.tril(np.ones((n, n), bool))[..., None]  # (look, seed, 1): the seeds a look has seen
     for _ in range(50):  # (hi - lo) / 2^50: below any printed digit
-        mid = (a + b) / 2
-        reached = np.array([(log_wealth(x[: k + 1], m, lo, hi)[0 if side > 0 else 1][-1] >= level)
-                            for k, m in zip(looks, mid)])  # fmt: skip
+        mid = (a + b) / 2  # (look,)
+        y = (x[None, :] - mid[:, None])[..., None]  # (look, seed, 1)
+        scale = (mid - lo) if side > 0 else -(hi - mid)
+        bets = np.where(upto, np.log1p(FRACTIONS * y / scale[:, None, None]), 0.0).sum(1)  # (look, J)
+        reached = logsumexp(bets, -1) - math.log(len(FRACTIONS)) >= level  # (look,)
         if side > 0:  # reached at mid: the lower end lies above mid
             a, b = np.where(reached, mid, a), np.where(reached, b, mid)
         else:
