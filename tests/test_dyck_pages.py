@@ -4,6 +4,7 @@ is given first (the hand-typed page once labelled span - MLM as "MLM - span").""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -32,6 +33,10 @@ def constructed(root: Path, gaps: dict[str, np.ndarray]) -> Data:
         frame.loc[rows, "value"] = values  # seeds 0, 1, 2 in order
     table.write(frame, root / "results/dyck")
     shutil.copytree(ROOT / "results/dyck/comparisons", root / "results/dyck/comparisons")  # records the page quotes
+    for record in (root / "results/dyck/comparisons").glob("*.json"):  # as if they had run these three seeds only
+        body = json.loads(record.read_text())
+        body["looks"] = {pair: min(n, 3) for pair, n in body["looks"].items()}
+        record.write_text(json.dumps(body))
     for grid in ("dyck_variance", "recipe"):
         (root / "results" / grid).mkdir(parents=True)
         shutil.copy(ROOT / "results" / grid / table.FILE, root / "results" / grid / table.FILE)
@@ -58,11 +63,12 @@ def test_the_sign_label_names_the_arm_with_the_smaller_gap_whichever_arm_comes_f
     assert means[MLM] == pytest.approx(mlm.mean()) and means[SPAN] == pytest.approx(span.mean())
     assert forward.interval.mean == pytest.approx(means[MLM] - means[SPAN])
 
-    # and so does the page: the answer's row (A - B with its sign, and the verdict) and its finding
+    # and so does the page, where the recorded comparison judges the pair: A - B with its sign, and the record's
+    # verdict, which three seeds cannot decide on the gap's range (minibert.stats.betting.first_bound)
     _, text = Renderer(tmp_path).render(Path("results/dyck.md.j2"))
     row = next(line for line in text.splitlines() if line.startswith("| MLM | span masking | cloze gap"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[-1] == want
+    assert cells[-2:] == ["undecided", "the sequence of comparisons/pretrain-gap"]
     if smaller:
         assert cells[3].startswith("-" if smaller == "MLM" else "+"), cells
-    assert re.search(rf"Token against span masking\*\*, on the gap: {want}", text)
+    assert re.search(r"Token against span masking\*\*, on the gap: undecided", text)  # the same record's verdict

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import dataclasses
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -52,6 +54,20 @@ def grid_dir(name: str) -> str:
     return "results" if name == "default" else f"results/{name}"
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A paired difference as a page quotes it: `diff` (its interval and verdict), the record whose sequence
+    judged it ('' for the grid's own seeds, held with its family) and the seeds it was judged on."""
+
+    diff: object  # minibert.report.query.Diff
+    record: str
+    seeds: int
+
+    @property
+    def judged_by(self) -> str:
+        return f"the sequence of {self.record}" if self.record else "the grid's seeds (Holm)"
+
+
 class Renderer:
     """Renders pages over the grids' tables, each table read once. Verdicts drawn from one table share its
     family (stats.Family): `build` lets every dashboard and page ask its questions first, then freezes the
@@ -65,7 +81,7 @@ class Renderer:
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured)  # fmt: skip
+                                measured=self.measured, answer=self.answer)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.touched: set[Path] = set()  # the tables the page being rendered reads
@@ -113,6 +129,26 @@ class Renderer:
         if not (folder / "comparisons" / f"{record}.json").is_file():
             raise QueryError(f"no comparison {record!r} recorded in {grid_dir(name)}/comparisons/")
         return comparison.recorded(folder, record, self.grid(name))
+
+    def answer(self, name: str, metric: str, a: str, b: str) -> Answer:
+        """A - B on `metric` in grid `name`, judged once: by the sequence of a comparison recorded in the grid's
+        `comparisons/` folder that holds the pair (either way round), else on the grid's seeds with its family.
+        A page that quotes it never adds a second, fixed-sample verdict on the same seeds."""
+        folder = self.root / grid_dir(name)
+        data = self.grid(name)
+        for path in sorted((folder / "comparisons").glob("*.json")):
+            found = comparison.recorded(folder, path.stem, data)
+            for j in found.judged:
+                if j.pair.metric == metric and {j.pair.a, j.pair.b} == {a, b}:
+                    diff = comparison.as_diff(data, j)
+                    if diff is not None and j.pair.a == b:  # recorded the other way round
+                        iv = diff.interval
+                        flipped = stats.Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+                        diff = dataclasses.replace(diff, a=diff.b, b=diff.a, interval=flipped)
+                    if diff is not None:
+                        return Answer(diff, f"comparisons/{path.stem}", j.verdict.look if j.stopped else j.looks)
+        diff = data.diff(metric, {"experiment": a}, {"experiment": b})
+        return Answer(diff, "", diff.interval.seeds)
 
     def templates(self) -> list[Path]:
         """Every page's template, the README last."""
