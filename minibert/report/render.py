@@ -27,8 +27,8 @@ Undefined names are errors (StrictUndefined), so a renamed column breaks the bui
 from __future__ import annotations
 
 import argparse
-import os
 import dataclasses
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
