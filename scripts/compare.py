@@ -453,9 +453,14 @@ def main(argv: list[str] | None = None) -> int:
     for note in notes:
         print(f"compare.py: {note}", file=sys.stderr)
     families = ", ".join(f"{k} ({name})" if name else str(k) for name, k in design.families.items())
+    together = len(design.families)
+    overall = (
+        f", so a wrong verdict anywhere with probability at most {design.alpha * together:g}" if together > 1 else ""
+    )
     print(f"compare.py: {len(pairs)} pair(s) in families of {families}, each family held at {design.alpha:g} "
-          f"(Bonferroni); margin ±{args.margin:g} {unit}; at most {cap} seeds per pair, the first look after "
-          f"{design.first_look(pairs)}.", file=sys.stderr)  # fmt: skip
+          f"(Bonferroni){overall}; margin ±{args.margin:g} {unit}; at most {cap} seeds per pair, no verdict before "
+          f"{design.first_look(pairs)} (the betting sequence: valid on any per-seed figures, docs/statistics.md).",
+          file=sys.stderr)  # fmt: skip
     if per_seed is None:
         print(
             "compare.py: no time estimate: no table in --out or results/ holds these arms' wall times.", file=sys.stderr
@@ -470,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compare.py: --minutes {args.minutes:g}: after the first look, stops before a seed that would pass "
               f"it{fits}, at the pace this machine shows.", file=sys.stderr)  # fmt: skip
 
-    code, seed_time = 0, per_seed or 0.0
+    code, seed_time, clock = 0, per_seed or 0.0, None  # clock: the look --minutes stopped at
     while True:
         data = Data.load(out) if (out / FILE).is_file() else None
         judged = judge(data, design, looks) if data is not None else []
@@ -479,9 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         if judged:
             write_record(path, design, looks, judged, [f"# {len(pairs)} pair(s) in {_rel(out)}", "",
                          f"- command: `{command}`", f"- wall time of this invocation: "
-                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged),
+                         f"{time.perf_counter() - start:.0f} s", "", *table(design, judged, clock),
                          *probe_lines(data, pairs), *next_steps(data, design, judged, command)],
-                         {"wall_s": round(time.perf_counter() - start, 1)})  # fmt: skip
+                         {"wall_s": round(time.perf_counter() - start, 1), "clock": clock})  # fmt: skip
         if not open_pairs:
             break
         look = min(looks.get(p.label, 0) for p in open_pairs)
@@ -493,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
             # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
             print(f"compare.py: the next seed would pass --minutes {args.minutes:g} (a seed takes about "
                   f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip
-            cap = look
+            cap = clock = look
             design = replace(design, cap=cap)
             continue
         print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(arms)} arm(s); {len(open_pairs)} of "
@@ -507,7 +512,11 @@ def main(argv: list[str] | None = None) -> int:
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
-    print("\n".join([*table(design, judged), *probe_lines(data, pairs), *next_steps(data, design, judged, command)]))
+    print(
+        "\n".join(
+            [*table(design, judged, clock), *probe_lines(data, pairs), *next_steps(data, design, judged, command)]
+        )
+    )
     print(f"wrote {_rel(path)} and {_rel(path.with_suffix('.md'))}; {time.perf_counter() - start:.0f} s")
     return code
 

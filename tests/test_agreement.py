@@ -110,6 +110,53 @@ def test_the_ceiling_is_what_the_true_ranking_scores_against_the_measured_one():
     assert falls[0] > falls[1] + 0.05 > falls[2] + 0.15
 
 
+def test_the_ceiling_on_a_shared_validation_set_leaves_out_what_moves_every_arm_alike():
+    """Every arm graded one set of 2,000 questions: the set's draw is mostly a shift every arm shares (questions
+    that are hard for one arm are hard for all), which moves no rank. Over simulated experiments the ceiling
+    each estimates matches what the true figures score; drawing the set's binomial error independently per arm,
+    as the audited ceiling did, puts it far below."""
+    rng = np.random.default_rng(21)
+    n, estimated, actual, independent = 2000, [], [], []
+    for trial in range(150):
+        true = 0.6 + 0.01 * rng.normal(size=10)  # arms a point apart, about the binomial error of one set
+        shift = rng.normal(0, np.sqrt(0.24 / n))  # the set's draw, shared by every arm
+        own = rng.normal(0, 0.1 * np.sqrt(0.24 / n), 10)  # each arm's own luck on these questions: small
+        values = {f"a{i}": {s: float(true[i] + shift + own[i] + rng.normal(0, 0.004)) for s in range(3)}
+                  for i in range(10)}  # fmt: skip
+        sampling = {a: 0.24 / n for a in values}
+        m = Measured(values, sampling)
+        means = [np.mean(list(values[f"a{i}"].values())) for i in range(10)]
+        actual.append(scipy_stats.spearmanr(true, means).statistic)
+        estimated.append(agreement.ceiling(m, replicates=300, seed=trial).spearman)
+        rngi = np.random.default_rng(trial)  # the audited construction: independent binomial terms in the draws
+        draws = agreement._replicates(m.matrix(m.arms), m.sampling_sd(m.arms), 300, rngi)
+        truth = agreement._truth(m.matrix(m.arms), m.sampling_sd(m.arms))
+        flat = np.ptp(truth) == 0  # the means spread no more than that noise: nothing to rank (as `ceiling` says)
+        independent.append(0.0 if flat else np.median([scipy_stats.spearmanr(truth, d).statistic for d in draws]))
+    print(f"\nshared set: ceiling {np.mean(estimated):.3f}, truth scores {np.mean(actual):.3f}, "
+          f"independent binomial terms {np.mean(independent):.3f}")  # fmt: skip
+    assert np.mean(estimated) == pytest.approx(np.mean(actual), abs=0.06)
+    assert np.mean(independent) < np.mean(actual) - 0.15
+
+
+def test_two_settings_that_graded_one_set_are_drawn_on_it_together():
+    """Text and text at 1x fine-tune on one set: the bootstrap gives both the same draw of its error, arm by arm,
+    so the set's luck, shared by both, does not count as disagreement between them."""
+    rng = np.random.default_rng(3)
+    arms = [f"a{i}" for i in range(8)]
+    base = {a: 0.55 + 0.002 * i for i, a in enumerate(arms)}  # arms closer than the set's error
+    sampling = dict.fromkeys(arms, 0.24 / 500)
+
+    def setting(name):
+        return Measured({a: {s: base[a] + float(rng.normal(0, 0.0005)) for s in range(3)} for a in arms}, sampling,
+                        validation_set=name)  # fmt: skip
+
+    apart = agreement.correlation(setting(""), setting(""), arms, replicates=500)
+    together = agreement.correlation(setting("text:finetune:2018"), setting("text:finetune:2018"), arms,
+                                     replicates=500)  # fmt: skip
+    assert together.spearman.lo > apart.spearman.lo + 0.3
+
+
 def test_pairwise_agreement_counts_each_settings_decided_pairs_and_holds_them_together():
     # x: three arms far apart on five seeds; y: agrees on a > b, reverses b vs c, and cannot tell a from c
     noise = np.random.default_rng(8).normal(0, 0.002, (6, 5))

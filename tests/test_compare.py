@@ -112,7 +112,15 @@ def test_minutes_stops_on_the_clock_after_the_first_look_and_the_record_says_whe
     assert "the next seed would pass --minutes 0.001" in err and f"stopping at {FIRST} seeds" in err
     result = json.loads((out / "comparisons" / "clock.json").read_text())
     assert result["looks"] == {"p/mlm vs p/span: val/acc": FIRST} and result["design"]["cap"] == FIRST
-    assert result["pairs"][0]["verdict"] == "undecided (cap)"
+    assert result["pairs"][0]["verdict"] == "undecided (cap)" and result["clock"] == FIRST
+    # the record says plainly why it stopped, names the arms, gives their own figures and what would decide it
+    text = (out / "comparisons" / "clock.md").read_text()
+    (row,) = [line for line in text.splitlines() if line.startswith("| p/mlm | p/span |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[-2] == "undecided (clock)" and cells[-1] == f"stopped on the clock (--minutes) after {FIRST} seeds"
+    mlm, span = (float(x) for x in cells[3].split(", "))
+    assert float(cells[4].split(" ")[0]) == pytest.approx(mlm - span, abs=0.011)
+    assert "a decision at this spread would take" in text and "Continue (every seed run so far is reused)" in text
 
 
 def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str = "val/acc") -> Data:
@@ -134,6 +142,8 @@ def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_th
     assert j.verdict.verdict == "A better" and j.verdict.look == 13
     assert j.verdict.look == decide(j.diffs, 0.01, 20).look and j.history[12] == j.verdict.interval
     assert as_diff(data, j).say("a", "b").startswith("a better by 42.4 (")
+    (row,) = [r for r in table_lines(Design([j.pair], 0.01, 20), [j]) if r.startswith("| x/a | x/b |")]
+    assert "| a better | sign decided after 13 seeds |" in row and "| 80.95, 38.50 |" in row  # by name, own means
     # lower is better on a gap: the same numbers favour B
     (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20),
                  {"x/a vs x/b: val/gap/acc": 20})  # fmt: skip
@@ -567,3 +577,14 @@ def test_a_bad_plugin_or_place_is_one_line_with_status_2_and_nothing_written(tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0] and err[0].startswith("compare.py: error:")
     assert not out.exists() and (tmp_path / "a_file").read_text() == ""
+
+
+def test_a_comparisons_own_grid_page_is_titled_by_its_folder_not_grid_grid(tmp_path):
+    from types import SimpleNamespace
+
+    from minibert.report.grid_report import title
+
+    out = tmp_path / "compare" / "HalfMasked-pairs-dyck"
+    out.mkdir(parents=True)
+    assert title(out, SimpleNamespace(path=str(out / "grid.yaml"))) == "comparison compare/HalfMasked-pairs-dyck"
+    assert title(out, SimpleNamespace(path="configs/ablations/dyck.yaml")) == "dyck grid"

@@ -180,6 +180,7 @@ class Judged:
     failures: ArmFailures | None  # None before the first seed
     alpha: float = ALPHA  # the sequence's, after the family's split and a shared set's share
     widen: float = 0.0  # a shared set's or the documents' half-width added to every look
+    means: tuple[float, float] | None = None  # each arm's own mean over the seeds judged (None: not in the table)
 
     @property
     def stopped(self) -> bool:
@@ -220,14 +221,16 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
         if kept is not None:
             diffs = [bounds[0] if d is None else float(d) for d in kept[pair.label][:n]]
             failed = ([False] * len(diffs), [False] * len(diffs))
+            means = None
         else:
             diffs, failed = _differences(data, pair, design.seeds(n), design.values(pair))
+            means = _means(data, pair, design.seeds(n))
         own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
         verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
         history = betting.sequence(diffs, alpha, bounds, widen)
         failures = compare_failures(*failed) if n else None
-        judged.append(Judged(pair, n, verdict, history, diffs, failures, alpha, widen))
+        judged.append(Judged(pair, n, verdict, history, diffs, failures, alpha, widen, means))
     return judged
 
 
@@ -270,6 +273,17 @@ def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float,
     return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
 
 
+def _means(data, pair: Pair, seeds: list[int]) -> tuple[float, float] | None:
+    """Each arm's own mean over `seeds` (those with a figure), as measured; None before a seed has one."""
+    out = []
+    for arm in (pair.a, pair.b):
+        found = [v for s, v in values(data, arm, pair.metric).items() if s in set(seeds)]
+        if not found:
+            return None
+        out.append(sum(found) / len(found))
+    return out[0], out[1]
+
+
 def _differences(
     data, pair: Pair, seeds: list[int], bounds: tuple[float, float]
 ) -> tuple[list[float], tuple[list[bool], list[bool]]]:
@@ -299,8 +313,9 @@ def scaled(x: float, proportion: bool, signed: bool = False) -> str:
     return f"{100 * x if proportion else x:{'+' if signed else ''}.2f}"
 
 
-def table(design: Design, judged: list[Judged]) -> list[str]:
-    """The verdicts as a Markdown table, then each pair's history (its sequence at every look)."""
+def table(design: Design, judged: list[Judged], clock: int | None = None) -> list[str]:
+    """The verdicts as a Markdown table, then each pair's history (its sequence at every look); `clock`: the look
+    at which `--minutes` stopped the comparison, if it did."""
     unit = design.unit
     proportion = unit == "points"
     families = "; ".join(f"{name or 'one family'}: {k} pair(s) at alpha {design.alpha / k:.4g} each"
@@ -325,19 +340,24 @@ def table(design: Design, judged: list[Judged]) -> list[str]:
             else ""
         ),
         "",
-        "| A | B | metric | A − B (95% sequence) | seeds | seeds that did not learn: A, B (exact test) | verdict "
-        "| stopped |",
-        "|---|---|---|---|---|---|---|---|",
+        "| A | B | metric | A, B (means) | A − B (95% sequence) | seeds | seeds that did not learn: A, B (exact test) "
+        "| verdict | stopped |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for j in judged:
         iv, f = j.interval, j.failures
+        on_clock = clock is not None and j.verdict.reason == "cap reached" and j.looks == clock
         stopped = {"sign decided": f"sign decided after {j.verdict.look} seeds",
                    "interval inside ±m": f"inside ±margin after {j.verdict.look} seeds",
-                   "cap reached": "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
+                   "cap reached": f"stopped on the clock (--minutes) after {clock} seeds" if on_clock else
+                   "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
                        j.verdict.reason]  # fmt: skip
-        lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {scaled(iv.mean, proportion, True)} "
+        a, b = (name.rsplit("/", 1)[-1] for name in (j.pair.a, j.pair.b))
+        words = j.words(design.margin, a, b).replace("(cap)", "(clock)" if on_clock else "(cap)")
+        means = ", ".join(scaled(m, proportion) for m in j.means) if j.means else "–"
+        lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {means} | {scaled(iv.mean, proportion, True)} "
                      f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
-                     f"{failure_words(f)} | {j.words(design.margin)} | {stopped} |")  # fmt: skip
+                     f"{failure_words(f)} | {words} | {stopped} |")  # fmt: skip
     lines += [
         "",
         f"History: the sequence after each seed (no verdict is possible before {design.first_look(design.pairs)}).",
@@ -421,7 +441,8 @@ def write_record(path: Path, design: Design, looks: dict[str, int], judged: list
     the table); `.md` beside it for people."""
     pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
               "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
-              "hi": j.interval.hi, "failed": [j.failures.a, j.failures.b] if j.failures else [0, 0]}
+              "hi": j.interval.hi, "failed": [j.failures.a, j.failures.b] if j.failures else [0, 0],
+              "means": list(j.means) if j.means else None}
              for j in judged]  # fmt: skip
     body = {"design": design.to_json(), "looks": looks, "pairs": pairs, **extra}
     write_atomic(path, without_absolute_paths(json.dumps(body, indent=1, default=float)) + "\n")

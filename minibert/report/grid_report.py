@@ -239,6 +239,15 @@ def collect(grid: Grid, data: Data) -> None:
         claim_answer(claim, data)
 
 
+def title(out: Path, grid: Grid) -> str:
+    """'dyck grid' for a grid file of the configs; a comparison's own grid (`<out>/grid.yaml`, which compare.py
+    writes) is named by its folder: 'comparison compare/MaskRate30-pairs-dyck'."""
+    path = Path(grid.path)
+    if path.name == "grid.yaml" and path.resolve().parent == out.resolve():
+        return f"comparison {out.parent.name}/{out.name}"
+    return f"{path.stem} grid"
+
+
 def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None) -> list[Path]:
     """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv` (or `data`,
     that table already read); returns the files whose text changed (with `check`, none is written)."""
@@ -258,7 +267,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
     made = {k: without_absolute_paths(str(v)) for k, v in data.made.items()
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
-    context = {"title": f"minibert ablation: {Path(grid.path).stem} grid", "answers": answers, "figure": figure,
+    context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers, "figure": figure,
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
                "family": data.family.summary()}  # fmt: skip

@@ -41,6 +41,7 @@ class Figure:
     values: dict[int, float]
     sampling: float
     questions: float | None  # validation questions per seed
+    validation_set: str = ""  # the shared set it graded ('' where each seed drew its own)
 
     @property
     def mean(self) -> float:
@@ -88,7 +89,7 @@ class Study:
         if measure == "finetune":
             e = self.experiment(setting, "finetune", arm)
             s = self.data.find("val/acc", experiment=e)
-            return None if s is None else Figure(s.values, _binomial(s), s.n)
+            return None if s is None else Figure(s.values, _binomial(s), s.n, self._shared_set(s))
         if measure != "cloze":
             raise QueryError(f"no measure {measure!r}: the study's are {', '.join(MEASURES)}")
         if arm in NOT_CLOZE:
@@ -99,14 +100,23 @@ class Study:
         acc = self.data.find("val/acc", experiment=e)
         gap = self.data.find("val/gap/acc", experiment=e)
         if gap is not None and acc is not None:  # an exact ceiling
-            return Figure(gap.values, _binomial(acc), acc.n)
+            return Figure(gap.values, _binomial(acc), acc.n, self._shared_set(acc))
         refs = [self.data.stat(m, experiment=e) for m, c in self.data.figures(e)
                 if c == "" and m.startswith("val/reference/") and m.endswith("/acc")]  # fmt: skip
         if acc is None or not refs:
             return None
         best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
         values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
-        return Figure(values, _binomial(acc), acc.n)
+        return Figure(values, _binomial(acc), acc.n, self._shared_set(acc))
+
+    def _shared_set(self, s: Stat) -> str:
+        """A name for the validation set every seed of `s` graded: its language, stage and validation seed ('' where
+        each seed drew its own). Two settings on one corpus that fine-tune on one set name the same one."""
+        if not s.shared:
+            return ""
+        rows = self.data.rows(experiment=s.experiment, metric=s.metric, category=s.category)
+        first = rows.iloc[0]
+        return f"{first.get('language', '')}:{first['stage']}:{first['val_seed']}"
 
     def arms_of(self, measure: str, *settings: str) -> list[str]:
         """The arms with a figure on `measure` in every one of `settings`."""
@@ -115,8 +125,9 @@ class Study:
     def measured(self, setting: str, measure: str, arms: list[str] | None = None) -> agreement.Measured:
         arms = self.arms_of(measure, setting) if arms is None else arms
         figs = {a: self.figure(setting, measure, a) for a in arms}
+        sets = {f.validation_set for f in figs.values()}
         return agreement.Measured({a: f.values for a, f in figs.items()}, {a: f.sampling for a, f in figs.items()},
-                                  self.lower_is_better(measure))  # fmt: skip
+                                  self.lower_is_better(measure), sets.pop() if len(sets) == 1 else "")  # fmt: skip
 
     def questions(self, setting: str, measure: str, arms: list[str]) -> float:
         """Validation questions behind one arm's figure on one seed (the mean over arms)."""
@@ -152,6 +163,7 @@ class Study:
         mx, my = self.measured(x, measure, arms), self.measured(y, measure, arms)
         return Comparison(
             x, y, measure, arms,
+            agreement.correlation(mx, my, arms, replicates, family=self.family),
             agreement.correlation(mx, my, arms, replicates, over_arms=True, family=self.family),
             agreement.agreement(mx, my, arms),
             len(mx.seeds(arms)), len(my.seeds(arms)),
@@ -204,7 +216,8 @@ class Comparison:
     y: str
     measure: str
     arms: list[str]
-    correlation: agreement.Correlation  # seeds, questions and arms drawn (agreement.correlation, over_arms)
+    correlation: agreement.Correlation  # these arms: seeds and questions drawn (agreement.correlation)
+    like_these: agreement.Correlation  # arms like these: the arms drawn too (over_arms)
     pairs: agreement.Agreement
     seeds_x: int
     seeds_y: int

@@ -12,7 +12,9 @@ Where the uncertainty comes from, and what the interval of `correlation` draws:
   a few seeds carries over. Resampling three seeds directly is too coarse (one draw in nine repeats one seed).
 - **Validation questions.** Where every seed graded one shared set, each arm's mean also moves by its binomial
   sampling error, drawn independently per arm. Arms answer the same questions, so their errors are in truth
-  positively correlated and their differences vary less: the independent draw errs on the wide side.
+  positively correlated and their differences vary less: the independent draw errs on the wide side. Two
+  settings that graded the same set (`Measured.validation_set`: text and text at 1x fine-tune on one set)
+  get the same draw of it, arm by arm: drawn apart, they would disagree by the set's error twice over.
 - **Arms** (`over_arms=True`): the arms are drawn with replacement, for the question "would arms of these kinds
   rank alike?", the one a proxy task is used for. A repeated arm ties with itself in both settings; Kendall's
   tau-b and Spearman's average ranks take the ties as they come.
@@ -64,6 +66,7 @@ class Measured:
     values: Mapping[str, Mapping[int, float]]
     sampling: Mapping[str, float] = field(default_factory=dict)
     lower_is_better: bool = False
+    validation_set: str = ""  # names the shared set: settings that name the same one are drawn on it together
 
     def __post_init__(self) -> None:
         for arm, seeds in self.values.items():
@@ -149,14 +152,18 @@ def _seed_noise(m: np.ndarray) -> tuple[float, int]:
     return float((resid**2).sum() / df), df
 
 
-def _replicates(m: np.ndarray, sd: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+def _replicates(
+    m: np.ndarray, sd: np.ndarray, count: int, rng: np.random.Generator, questions: np.ndarray | None = None
+) -> np.ndarray:
     """(count, A) replicates of the arms' means: the means moved by the seeds' noise (its pooled variance drawn
     from its scaled chi-square each time, so that a few seeds' uncertainty about it carries over) and by each
-    arm's question sampling."""
+    arm's question sampling, `sd` times the standard normal draws `questions` (count, A) (fresh ones if None;
+    another setting's where both graded one set)."""
     var, df = _seed_noise(m)
     scale = var * df / rng.chisquare(df, count) if df else np.zeros(count)  # (count,)
-    spread = np.sqrt(scale[:, None] / len(m) + sd[None] ** 2)  # (count, A)
-    return _truth(m, sd)[None] + rng.standard_normal((count, len(sd))) * spread
+    seeds = rng.standard_normal((count, len(sd))) * np.sqrt(scale[:, None] / len(m))  # (count, A)
+    z = rng.standard_normal((count, len(sd))) if questions is None else questions
+    return _truth(m, sd)[None] + seeds + z * sd[None]
 
 
 def _truth(m: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -189,7 +196,13 @@ def _matrices(settings: Sequence[Measured], arms: list[str]) -> list[tuple[np.nd
 def _draws(settings: Sequence[Measured], arms: list[str], replicates: int, over_arms: bool, seed: int) -> list:
     """Each setting's (B, A) replicates of its arms' means, the arms drawn alike for all when `over_arms`."""
     rng = np.random.default_rng(seed)
-    draws = [_replicates(m, sd, replicates, rng) for m, sd in _matrices(settings, arms)]
+    sets: dict[str, np.ndarray] = {}  # a shared set's draw, arm by arm, for every setting that graded it
+    draws = []
+    for setting, (m, sd) in zip(settings, _matrices(settings, arms)):
+        z = rng.standard_normal((replicates, len(arms)))
+        if setting.validation_set:
+            z = sets.setdefault(setting.validation_set, z)
+        draws.append(_replicates(m, sd, replicates, rng, z))
     if over_arms:
         pick = rng.integers(0, len(arms), (replicates, len(arms)))
         draws = [np.take_along_axis(r, pick, 1) for r in draws]
@@ -276,14 +289,18 @@ class Ceiling:
 
 
 def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 2000, seed: int = 0) -> Ceiling:
-    """The noise ceiling of any correlation with `y`: `y`'s noise alone (its seeds' and its shared set's) keeps
-    a predictor's coefficient below 1 however good the predictor is, so a toy setting's coefficient is read
-    against this, not against 1. Each replicate draws `y`'s arm means around the truth the bootstrap of
-    `correlation` centres on (the means shrunk to their estimated true spread) and ranks them against it.
-    Calibrated in tests/test_agreement.py: over simulated experiments it averages what the true figures score."""
+    """The noise ceiling of any correlation with `y`: `y`'s seeds' noise keeps a predictor's coefficient below 1
+    however good the predictor is, so a toy setting's coefficient is read against this, not against 1. Each
+    replicate draws `y`'s arm means around the truth the bootstrap of `correlation` centres on (the means shrunk
+    to their estimated true spread) and ranks them against it. A validation set every arm shared is left out:
+    the arms answer the same questions, so most of its draw moves every arm alike and no rank. Drawn as an
+    independent error per arm it would lower the ceiling by noise the experiment does not have (on text at
+    this scale, from +0.84 to +0.50). Calibrated in tests/test_agreement.py: over simulated experiments it
+    averages what the true figures score."""
     arms = list(arms) if arms is not None else y.arms
     rng = np.random.default_rng(seed)
     ((m, sd),) = _matrices([y], arms)
+    sd = np.zeros_like(sd)  # the shared set: drawn together, it moves no rank
     draws = _replicates(m, sd, replicates, rng)  # (B, A)
     truth = np.broadcast_to(_truth(m, sd), draws.shape)
     rho, tau = _coefficients(truth, draws)
