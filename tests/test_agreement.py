@@ -110,6 +110,7 @@ def test_the_ceiling_is_what_the_true_ranking_scores_against_the_measured_one():
     assert falls[0] > falls[1] + 0.05 > falls[2] + 0.15
 
 
+@pytest.mark.slow
 def test_the_ceiling_on_a_shared_validation_set_leaves_out_what_moves_every_arm_alike():
     """Every arm graded one set of 2,000 questions: the set's draw is mostly a shift every arm shares (questions
     that are hard for one arm are hard for all), which moves no rank. Over simulated experiments the ceiling

@@ -405,54 +405,38 @@ def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_t
     the documents' term it bounds from the first 10 seeds, though no set is shared: with no true difference over
     documents, a winner is called at most 5% of the time over 400 seeds, against more than 30% of the time from
     the seeds alone."""
-    import numpy as np
-    import pandas as pd
-
     from minibert.ablation.comparison import _shared_set
-    from minibert.report import table
-    from minibert.report.query import Data
 
-    rng, docs, per_doc, sd_doc, experiments = np.random.default_rng(1), 20, 400, 0.06, 300
-    seeds, logged = 400, 10
+    rng, experiments, logged = np.random.default_rng(1), 300, 10
     wrong = {"seeds only": 0, "with the documents' term": 0}
     for _ in range(experiments):
-        lean = rng.normal(0, sd_doc, docs)  # where arm a does better than b, document by document
-        rows, means = [], {}
-        for arm, sign in (("a", 0.5), ("b", -0.5)):
-            acc = rng.binomial(per_doc, np.clip(0.6 + sign * lean, 0, 1), (seeds, docs)) / per_doc  # (S, C)
-            means[arm] = acc.mean(1)
-            for s in range(logged):
-                base = {"grid": "g", "experiment": arm, "stage": "pretrain", "seed": s, "val_seed": s, "run": "r",
-                        "code": ""}  # fmt: skip
-                rows.append({**base, "metric": "val/acc", "category": "", "value": acc[s].mean(), "n": docs * per_doc})
-                rows += [{**base, "metric": "val/by_document/acc", "category": f"d{c}", "value": acc[s, c],
-                          "n": per_doc} for c in range(docs)]  # fmt: skip
-        data = Data(pd.DataFrame(rows, columns=[*table.FIRST, *table.LAST]))
+        data, _, diffs = documents_table(rng, 400, 20, 400, 0.06, logged)
         alpha, widen = _shared_set(data, Pair("a", "b", "val/acc"), 0.05, set(range(logged)))
         assert alpha == 0.025 and widen > 0
-        diffs = means["a"] - means["b"]
         for name, (level, w) in {"seeds only": (0.05, 0.0), "with the documents' term": (alpha, widen)}.items():
             up, down, _ = stops(diffs, 1e-9, level, widen=w)
             wrong[name] += bool(up[-1] or down[-1])
     assert wrong["seeds only"] > 0.3 * experiments and wrong["with the documents' term"] <= 0.05 * experiments, wrong
 
 
-def documents_table(rng, seeds: int, docs: int, per_doc: int, sd_doc: float):
-    """A grid's table of arms a and b whose seeds answer their own questions from the same `docs` documents, and
-    the documents' own draw: the mean over them of where a does better than b (`sd_doc` per document)."""
+def documents_table(rng, seeds: int, docs: int, per_doc: int, sd_doc: float, logged: int | None = None):
+    """A grid's table of arms a and b whose seeds answer their own questions from the same `docs` documents (the
+    first `logged` seeds in it, default all), the documents' own draw (the mean over them of where a does better
+    than b, `sd_doc` per document) and A - B per seed, every seed."""
     import pandas as pd
 
     lean = rng.normal(0, sd_doc, docs)
-    rows = []
+    rows, means = [], []
     for arm, sign in (("a", 0.5), ("b", -0.5)):
         acc = rng.binomial(per_doc, np.clip(0.6 + sign * lean, 0, 1), (seeds, docs)) / per_doc  # (S, C)
-        for s in range(seeds):
+        means.append(acc.mean(1))
+        for s in range(seeds if logged is None else logged):
             base = {"grid": "g", "experiment": arm, "stage": "pretrain", "seed": s, "val_seed": s, "run": "r",
                     "code": ""}  # fmt: skip
             rows.append({**base, "metric": "val/acc", "category": "", "value": acc[s].mean(), "n": docs * per_doc})
             rows += [{**base, "metric": "val/by_document/acc", "category": f"d{c}", "value": acc[s, c],
                       "n": per_doc} for c in range(docs)]  # fmt: skip
-    return Data(pd.DataFrame(rows, columns=[*table.FIRST, *table.LAST])), float(lean.mean())
+    return Data(pd.DataFrame(rows, columns=[*table.FIRST, *table.LAST])), float(lean.mean()), means[0] - means[1]
 
 
 def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and_covers_their_draw():
@@ -467,7 +451,7 @@ def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and
     rng, experiments = np.random.default_rng(4), 400
     zero = covered = covered_by_estimate = 0
     for _ in range(experiments):
-        data, draw = documents_table(rng, 3, 40, 60, 0.03)
+        data, draw, _ = documents_table(rng, 3, 40, 60, 0.03)
         docs = data.clustered(("val/acc", "a"), ("val/acc", "b"))
         zero += docs.question_variance == 0
         alpha, widen = _shared_set(data, Pair("a", "b", "val/acc"), 0.05, {0, 1, 2})
@@ -494,10 +478,10 @@ def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_m
         "pretrain": dyck, "finetune": ["configs/finetune.yaml"], "flops": 3.0e10, "metric": "val/acc",
         "fails_below": 0.515, "timing": {"grid": "dyck", "pretrain": "dyck/pretrain/{arm}",
                                          "finetune": "dyck/finetune/{arm}-full"},
-        "arms": {"mlm": [], "span": ["configs/objectives/span.yaml"]}}}}))  # fmt: skip
+        "arms": {"mlm": []}}}}))  # fmt: skip
     out = tmp_path / "out"
     argv = [str(tmp_path / "alias.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds",
-            str(first_bound(0.05 / 2))]  # fmt: skip
+            str(first_bound())]  # one pair: the fewest seeds a verdict could come at  # fmt: skip
     assert scripts("compare").main(argv) == 0
     t = table.read(out)
     assert set(t.stage) == {"pretrain"}  # nothing fine-tuned

@@ -38,6 +38,7 @@ def test_the_dyck_sentence_names_the_arm_with_the_smaller_gap(tmp_path, swapped)
                 shutil.copy(made.parent / name, into / name)
         if (made.parent / "comparisons").is_dir():  # the comparisons the README quotes
             shutil.copytree(made.parent / "comparisons", into / "comparisons")
+    shutil.copy(ROOT / "results/measurements.yaml", tmp_path / "results/measurements.yaml")  # figures it quotes
     if swapped:
         frame = table.read(ROOT / "results/dyck")
         gap = (frame["metric"] == GAP) & (frame["category"] == "")
