@@ -269,7 +269,7 @@ def _saved_dataset(root: Path) -> list[Document]:
     except ImportError:
         raise ValueError(
             f"{str(root)!r} is a Hugging Face dataset saved to disk: reading it needs the datasets package "
-            "(pip install datasets)"
+            '(pip install -e ".[datasets]")'
         ) from None
     data = datasets.load_from_disk(str(root))
     if isinstance(data, datasets.DatasetDict):
