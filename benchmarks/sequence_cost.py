@@ -8,15 +8,13 @@ wall time the grid's own runs recorded (two runs at once, as compare.py's defaul
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from minibert.ablation.comparison import Design, judge
+from minibert.report.query import Data
+from minibert.stats import betting
 
-from minibert.ablation.comparison import Design, judge  # noqa: E402
-from minibert.report.query import Data  # noqa: E402
-from minibert.stats import betting  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 RECORDS = [("results/dyck", "pretrain-gap"), ("results/compare/mlm-vs-span", "mlm-vs-span"),
            ("results/compare/MaskRate30-pairs-dyck", "verdicts")]  # fmt: skip

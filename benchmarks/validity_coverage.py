@@ -9,15 +9,11 @@ population with correlation rho, each seed's figure the truth plus normal noise 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from minibert.stats.agreement import Measured, correlation  # noqa: E402
+from minibert.stats.agreement import Measured, correlation
 
 TRIALS, REPLICATES = 300, 600
 CASES = [(3, 0.4, 0.7, 12), (3, 0.1, 0.9, 12), (10, 0.4, 0.7, 12)]  # (seeds, seed SD, rho, arms)
