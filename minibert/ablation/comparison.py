@@ -175,12 +175,16 @@ class Judged:
     pair: Pair
     looks: int
     verdict: SequentialVerdict
-    history: list  # Interval per look (minibert.stats.betting.sequence)
     diffs: list[float]
     failures: ArmFailures | None  # None before the first seed
     alpha: float = ALPHA  # the sequence's, after the family's split and a shared set's share
     widen: float = 0.0  # a shared set's or the documents' half-width added to every look
     means: tuple[float, float] | None = None  # each arm's own mean over the seeds judged (None: not in the table)
+
+    @property
+    def history(self) -> tuple:
+        """The sequence's interval at every look (minibert.stats.betting.sequence)."""
+        return self.verdict.history
 
     @property
     def stopped(self) -> bool:
@@ -223,14 +227,12 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             failed = ([False] * len(diffs), [False] * len(diffs))
             means = None
         else:
-            diffs, failed = _differences(data, pair, design.seeds(n), design.values(pair))
-            means = _means(data, pair, design.seeds(n))
+            diffs, failed, means = _differences(data, pair, design.seeds(n), design.values(pair))
         own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
         verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
-        history = betting.sequence(diffs, alpha, bounds, widen)
         failures = compare_failures(*failed) if n else None
-        judged.append(Judged(pair, n, verdict, history, diffs, failures, alpha, widen, means))
+        judged.append(Judged(pair, n, verdict, diffs, failures, alpha, widen, means))
     return judged
 
 
@@ -273,23 +275,13 @@ def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float,
     return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
 
 
-def _means(data, pair: Pair, seeds: list[int]) -> tuple[float, float] | None:
-    """Each arm's own mean over `seeds` (those with a figure), as measured; None before a seed has one."""
-    out = []
-    for arm in (pair.a, pair.b):
-        found = [v for s, v in values(data, arm, pair.metric).items() if s in set(seeds)]
-        if not found:
-            return None
-        out.append(sum(found) / len(found))
-    return out[0], out[1]
-
-
 def _differences(
     data, pair: Pair, seeds: list[int], bounds: tuple[float, float]
-) -> tuple[list[float], tuple[list[bool], list[bool]]]:
-    """A - B per seed, oriented so that > 0 favours A, every seed at its value, and which seeds of A and of B
-    did not learn (below `fails_below`, or no figure). A run that gave no figure counts at its arm's worst value
-    in `bounds` (what one arm's figure can be): a recipe that crashes is judged by it, as one that stalls is."""
+) -> tuple[list[float], tuple[list[bool], list[bool]], tuple[float, float] | None]:
+    """A - B per seed, oriented so that > 0 favours A, every seed at its value; which seeds of A and of B did not
+    learn (below `fails_below`, or no figure); and each arm's own mean over the seeds with a figure, as measured
+    (None before both have one). A run that gave no figure counts at its arm's worst value in `bounds` (what one
+    arm's figure can be): a recipe that crashes is judged by it, as one that stalls is."""
     va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
     lower = lower_is_better(pair.metric)
     worst = bounds[1] if lower else bounds[0]
@@ -304,7 +296,9 @@ def _differences(
             out.append(math.isnan(value) or (pair.fails_below is not None and value < pair.fails_below))
         x, y = (worst if math.isnan(v) else v for v in (x, y))
         diffs.append((y - x) if lower else (x - y))
-    return diffs, failed
+    measured = [[v[s] for s in seeds if s in v] for v in (va, vb)]
+    means = (sum(measured[0]) / len(measured[0]), sum(measured[1]) / len(measured[1])) if all(measured) else None
+    return diffs, failed, means
 
 
 def scaled(x: float, proportion: bool, signed: bool = False) -> str:

@@ -60,18 +60,27 @@ class SequentialVerdict:
     look: int
     interval: Interval
     reason: str  # "sign decided", "interval inside ±m", "cap reached" or "below the cap"
+    history: tuple[Interval, ...] = ()  # the sequence at every look run (up to the cap), the stop's included
+
+
+def _bet(x: np.ndarray, m: float | np.ndarray, lo: float, hi: float, side: int) -> np.ndarray:
+    """Log-wealth after each look, over the last axis of x (..., N), of betting that the mean is above m (side
+    +1) or below it (side -1): (..., N). Under mean m it is a nonnegative martingale started at 1. `m` is a
+    number, or an array broadcast against x's leading axes (one candidate mean per row)."""
+    m = np.asarray(m, float)
+    if not np.all((lo < m) & (m < hi)):
+        raise ValueError(f"m={m!r} must lie strictly inside the range ({lo!r}, {hi!r})")
+    m = m[..., None]  # against the seeds' axis
+    y = (np.asarray(x, float) - m)[..., None]  # (..., N, 1)
+    stake = (m - lo) if side > 0 else -(hi - m)  # the most a bet may risk: x as low (high) as it can be
+    bets = np.log1p(FRACTIONS * y / stake[..., None])  # (..., N, J): >= log(1 - f) > -inf
+    return logsumexp(np.cumsum(bets, -2), -1) - math.log(len(FRACTIONS))
 
 
 def log_wealth(x: np.ndarray, m: float, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
     """Log-wealth after each look, over the last axis of x (..., N), of betting that the mean is above m and
     that it is below m: two arrays (..., N). Under mean m each is a nonnegative martingale started at 1."""
-    if not lo < m < hi:
-        raise ValueError(f"m={m!r} must lie strictly inside the range ({lo!r}, {hi!r})")
-    y = np.asarray(x, float)[..., None] - m  # (..., N, 1)
-    up = np.log1p(FRACTIONS * y / (m - lo))  # (..., N, J): >= log(1 - f) > -inf since x >= lo
-    down = np.log1p(-FRACTIONS * y / (hi - m))
-    log_j = math.log(len(FRACTIONS))
-    return (logsumexp(np.cumsum(up, -2), -1) - log_j, logsumexp(np.cumsum(down, -2), -1) - log_j)
+    return _bet(x, m, lo, hi, +1), _bet(x, m, lo, hi, -1)
 
 
 def _check(x: np.ndarray, lo: float, hi: float) -> None:
@@ -87,8 +96,7 @@ def _reached(x: np.ndarray, m: float, lo: float, hi: float, level: float, side: 
         return np.full(x.shape, side > 0)
     if m >= hi:
         return np.full(x.shape, side < 0)
-    up, down = log_wealth(x, m, lo, hi)
-    return np.maximum.accumulate((up if side > 0 else down) >= level, -1)
+    return np.maximum.accumulate(_bet(x, m, lo, hi, side) >= level, -1)
 
 
 def stops(
@@ -113,13 +121,10 @@ def _end(x: np.ndarray, alpha: float, lo: float, hi: float, side: int) -> np.nda
     n = len(x)
     a, b = np.full(n, lo), np.full(n, hi)  # the root lies in (a, b) for every look
     level = math.log(2 / alpha)
-    upto = np.tril(np.ones((n, n), bool))[..., None]  # (look, seed, 1): the seeds a look has seen
+    looks = np.arange(n)
     for _ in range(50):  # (hi - lo) / 2^50: below any printed digit
         mid = (a + b) / 2  # (look,)
-        y = (x[None, :] - mid[:, None])[..., None]  # (look, seed, 1)
-        scale = (mid - lo) if side > 0 else -(hi - mid)
-        bets = np.where(upto, np.log1p(FRACTIONS * y / scale[:, None, None]), 0.0).sum(1)  # (look, J)
-        reached = logsumexp(bets, -1) - math.log(len(FRACTIONS)) >= level  # (look,)
+        reached = _bet(x[None, :], mid, lo, hi, side)[looks, looks] >= level  # look k's bet at its own mid
         if side > 0:  # reached at mid: the lower end lies above mid
             a, b = np.where(reached, mid, a), np.where(reached, b, mid)
         else:
@@ -220,11 +225,11 @@ def decide(
     a, b, inside = stops(x, margin, alpha, bounds, widen)
     stop = a | b | inside
     j = int(np.argmax(stop)) if stop.any() else len(x) - 1
-    iv = sequence(x[: j + 1], alpha, bounds, widen)[-1]
+    history = tuple(sequence(x, alpha, bounds, widen))  # a look's interval depends on the seeds up to it only
     if stop.any():
         if a[j] or b[j]:
-            return SequentialVerdict("A better" if a[j] else "B better", j + 1, iv, "sign decided")
-        return SequentialVerdict(f"equivalent within ±{margin:g}", j + 1, iv, "interval inside ±m")
+            return SequentialVerdict("A better" if a[j] else "B better", j + 1, history[j], "sign decided", history)
+        return SequentialVerdict(f"equivalent within ±{margin:g}", j + 1, history[j], "interval inside ±m", history)
     if len(x) >= cap:
-        return SequentialVerdict("undecided (cap)", cap, iv, "cap reached")
-    return SequentialVerdict("undecided", len(x), iv, "below the cap")
+        return SequentialVerdict("undecided (cap)", cap, history[j], "cap reached", history)
+    return SequentialVerdict("undecided", len(x), history[j], "below the cap", history)
