@@ -84,6 +84,7 @@ class Renderer:
                                 measured=self.measured, answer=self.answer)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
+        self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
         self.touched: set[Path] = set()  # the tables the page being rendered reads
         self.frozen = False
 
@@ -128,17 +129,17 @@ class Renderer:
         folder = self.root / grid_dir(name)
         if not (folder / "comparisons" / f"{record}.json").is_file():
             raise QueryError(f"no comparison {record!r} recorded in {grid_dir(name)}/comparisons/")
-        return comparison.recorded(folder, record, self.grid(name))
+        if (name, record) not in self.records:
+            self.records[name, record] = comparison.recorded(folder, record, self.grid(name))
+        return self.records[name, record]
 
     def answer(self, name: str, metric: str, a: str, b: str) -> Answer:
         """A - B on `metric` in grid `name`, judged once: by the sequence of a comparison recorded in the grid's
         `comparisons/` folder that holds the pair (either way round), else on the grid's seeds with its family.
         A page that quotes it never adds a second, fixed-sample verdict on the same seeds."""
-        folder = self.root / grid_dir(name)
         data = self.grid(name)
-        for path in sorted((folder / "comparisons").glob("*.json")):
-            found = comparison.recorded(folder, path.stem, data)
-            for j in found.judged:
+        for path in sorted((self.root / grid_dir(name) / "comparisons").glob("*.json")):
+            for j in self.comparison(name, path.stem).judged:
                 if j.pair.metric == metric and {j.pair.a, j.pair.b} == {a, b}:
                     diff = comparison.as_diff(data, j)
                     if diff is not None and j.pair.a == b:  # recorded the other way round
