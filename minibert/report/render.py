@@ -17,6 +17,8 @@ grids' tables, so none is typed. A template sees:
   (minibert.ablation.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
 - `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
+- `answer(name, metric, a, b)`: A - B judged once (a recorded comparison's sequence where one holds the pair);
+  `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
@@ -38,7 +40,7 @@ import jinja2
 from minibert.ablation import comparison
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
-from minibert.report import figures, grid_report, measurements, pairs, stats, validity
+from minibert.report import dyck, figures, grid_report, measurements, pairs, stats, validity
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE, TableError
 
@@ -81,7 +83,7 @@ class Renderer:
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, answer=self.answer)  # fmt: skip
+                                measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -150,6 +152,10 @@ class Renderer:
                         return Answer(diff, f"comparisons/{path.stem}", j.verdict.look if j.stopped else j.looks)
         diff = data.diff(metric, {"experiment": a}, {"experiment": b})
         return Answer(diff, "", diff.interval.seeds)
+
+    def dyck_answer(self) -> dyck.AnswerTable:
+        """The Dyck page's answer table (minibert.report.dyck), each comparison judged by `answer`."""
+        return dyck.answer_table(lambda metric, a, b: self.answer("dyck", metric, a, b))
 
     def templates(self) -> list[Path]:
         """Every page's template, the README last."""
