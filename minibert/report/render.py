@@ -18,7 +18,8 @@ grids' tables, so none is typed. A template sees:
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
 - `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
 - `answer(name, metric, a, b)`: A - B judged once (a recorded comparison's sequence where one holds the pair);
-  `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck);
+  `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck); `transfer()`: Dyck's comparisons judged on
+  Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
@@ -40,7 +41,7 @@ import jinja2
 from minibert.ablation import comparison
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
-from minibert.report import dyck, figures, grid_report, measurements, pairs, stats, validity
+from minibert.report import dyck, figures, grid_report, measurements, pairs, stats, transfer, validity
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE, TableError
 
@@ -83,7 +84,8 @@ class Renderer:
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer)  # fmt: skip
+                                measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
+                                transfer=self.transfer)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -156,6 +158,10 @@ class Renderer:
     def dyck_answer(self) -> dyck.AnswerTable:
         """The Dyck page's answer table (minibert.report.dyck), each comparison judged by `answer`."""
         return dyck.answer_table(lambda metric, a, b: self.answer("dyck", metric, a, b))
+
+    def transfer(self) -> transfer.Transfer:
+        """Dyck's comparisons judged on Dyck and on text, and whether they agree (minibert.report.transfer)."""
+        return transfer.transfer(self.answer)
 
     def templates(self) -> list[Path]:
         """Every page's template, the README last."""

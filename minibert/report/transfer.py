@@ -1,0 +1,99 @@
+"""Does Dyck's ranking hold on real text? The comparisons the Dyck grid was run for, each judged on Dyck and on
+the text grid (once each: `Renderer.answer`), and whether the two name the same arm. `results/text.md` lays it
+out as a table and the README as a sentence; the analysis is here, once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from minibert.report import stats
+
+AGREEMENTS = ("holds", "reverses", "undecided on text", "undecided on Dyck")  # the order pages list them in
+
+
+@dataclass(frozen=True)
+class Question:
+    """A - B, named as pages say them; `dyck_metric` is Dyck's figure for it (the gap for the cloze, where text has
+    no ceiling and reads accuracy); the experiments are the same under `dyck/` and `text/`."""
+
+    a: str
+    b: str
+    dyck_metric: str
+    a_experiment: str
+    b_experiment: str
+
+    @property
+    def cloze(self) -> bool:
+        return self.a_experiment.startswith("pretrain/")
+
+
+QUESTIONS = (
+    Question("MLM", "span masking", "val/gap/acc", "pretrain/mlm", "pretrain/span"),
+    Question("MLM", "causal MLM", "val/acc", "finetune/mlm-full", "finetune/mlm_causal-full"),
+    Question("MLM", "span masking", "val/acc", "finetune/mlm-full", "finetune/span-full"),
+    Question("MLM", "ELECTRA", "val/acc", "finetune/mlm-full", "finetune/electra-full"),
+    Question("MLM", "next-token LM", "val/acc", "finetune/mlm-full", "finetune/next_token-full"),
+    Question("full", "frozen", "val/acc", "finetune/mlm-full", "finetune/mlm-frozen"),
+    Question("MLM full", "no pre-training", "val/acc", "finetune/mlm-full", "finetune/no_pretrain"),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One question judged on both grids: `dyck` and `text` are `Answer`s (minibert.report.render)."""
+
+    question: Question
+    dyck: object
+    text: object
+
+    @property
+    def label(self) -> str:
+        q = self.question
+        return f"{'cloze' if q.cloze else 'fine-tuning'}: {q.a} vs {q.b}"
+
+    @property
+    def text_verdict(self) -> str:
+        return self.text.diff.verdict(self.question.a, self.question.b)
+
+    @property
+    def agreement(self) -> str:
+        """'holds' or 'reverses' when both grids name an arm; else which of them leaves it undecided."""
+        on_dyck = self.dyck.diff.verdict(self.question.a, self.question.b)
+        if self.text_verdict == "undecided":
+            return "undecided on text"
+        if on_dyck == "undecided":
+            return "undecided on Dyck"
+        return "holds" if on_dyck == self.text_verdict else "reverses"
+
+
+@dataclass(frozen=True)
+class Transfer:
+    rows: list[Row]
+
+    def table(self) -> list[list]:
+        """The text page's answer: per question, Dyck's reading, text's A - B with its half-width and seeds, text's
+        verdict and the agreement."""
+        out = []
+        for r in self.rows:
+            d, t = r.dyck.diff, r.text.diff
+            half = stats.number((t.interval.hi - t.interval.lo) / 2)
+            out.append([r.label, d.say(r.question.a, r.question.b), t, half, t.seeds, r.text_verdict, r.agreement])
+        return out
+
+    @property
+    def drawn(self) -> list[tuple]:
+        """(label, text's Diff) per question, for the forest figure."""
+        return [(r.label, r.text.diff) for r in self.rows]
+
+    def by_agreement(self) -> dict[str, list[Row]]:
+        """agreement -> its rows, in AGREEMENTS' order, only those that occur."""
+        found = {k: [r for r in self.rows if r.agreement == k] for k in AGREEMENTS}
+        return {k: rows for k, rows in found.items() if rows}
+
+
+def transfer(answer: Callable, questions: tuple[Question, ...] = QUESTIONS) -> Transfer:
+    """Every question judged on Dyck and on text, `answer(grid, metric, a, b)` judging each (Renderer.answer)."""
+    return Transfer([Row(q, answer("dyck", q.dyck_metric, f"dyck/{q.a_experiment}", f"dyck/{q.b_experiment}"),
+                         answer("text", "val/acc", f"text/{q.a_experiment}", f"text/{q.b_experiment}"))
+                     for q in questions])  # fmt: skip
