@@ -170,6 +170,10 @@ class Study:
             self.questions(x, measure, arms), self.questions(y, measure, arms),
         )  # fmt: skip
 
+    def against_target(self, measure: str, settings: list[str]) -> list[Comparison]:
+        """Each of `settings` compared with the target on `measure`, where there is enough to compare."""
+        return [c for x in settings if (c := self.compare(x, self.target, measure)) is not None]
+
     def versus(self, x1: str, x2: str, measure: str, replicates: int = 2000) -> agreement.Difference | None:
         """Does setting `x1` predict the target better than `x2` does, on `measure`? (None below 3 shared arms
         or 2 seeds.)"""
@@ -223,6 +227,13 @@ class Comparison:
     seeds_y: int
     questions_x: float
     questions_y: float
+
+    @property
+    def reading(self) -> str:
+        """'predicts', 'is against' or 'undecided': the side of zero Spearman's interval for these arms lies on,
+        at the page's joint level."""
+        sign = self.correlation.spearman.sign
+        return "predicts" if sign > 0 else "is against" if sign < 0 else "undecided"
 
 
 def _binomial(s: Stat) -> float:
