@@ -16,7 +16,7 @@ interpreter's own folders: lightning's loggers, torch) are the environment, not 
 Example:
     >>> version = code_version()
     >>> len(version["source_hash"]), sorted(version)
-    (16, ['git_commit', 'git_dirty', 'plugins', 'source_hash'])
+    (16, ['files', 'git_commit', 'git_dirty', 'plugins', 'source_hash'])
 """
 
 from __future__ import annotations
@@ -91,14 +91,21 @@ def _plugin_files(module: str) -> list[tuple[str, Path]] | None:
     return [(f.relative_to(top.parent).as_posix(), f) for f in files if "__pycache__" not in f.parts]
 
 
+@functools.cache
+def package_files() -> dict[str, str]:
+    """{file: sha256 (16 hex digits)} of every package file `source_hash` covers, named as `minibert/...`."""
+    files = _package_files()
+    return {f"{PACKAGE.name}/{rel}": hashlib.sha256(path.read_bytes()).hexdigest()[:16] for rel, path in files}
+
+
 def code_files(paths: Iterable[str]) -> dict[str, str]:
     """{file: sha256 (16 hex digits)} of every source file behind a run: the package's (as `minibert/...`) and
     those of the plug-ins among these class paths. Stored in checkpoints, so that a resume can name the files
     that changed since the checkpoint was written."""
-    files = [(f"{PACKAGE.name}/{rel}", path) for rel, path in _package_files()]
+    files = []
     for module in sorted({p.rsplit(".", 1)[0] for p in paths if "." in p}):
         files += _plugin_files(module) or []
-    return {rel: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for rel, path in files}
+    return {**package_files(), **{rel: hashlib.sha256(path.read_bytes()).hexdigest()[:16] for rel, path in files}}
 
 
 def changed_files(saved: dict[str, str], now: dict[str, str]) -> list[str]:
@@ -155,10 +162,12 @@ def running_plugin_hashes(paths: Iterable[str]) -> dict[str, str | None]:
 
 
 def code_version(plugins: dict[str, str | None] | None = None) -> dict:
-    """What a run records: {'source_hash': ..., 'plugins': {module: hash} (`running_plugin_hashes` of its
-    config), 'git_commit': ... or None, 'git_dirty': ... or None}."""
+    """What a run records: {'source_hash': ..., 'files': {file: hash} of the package's files behind it (so a
+    report can name the files in which a table's code differs from today's), 'plugins': {module: hash}
+    (`running_plugin_hashes` of its config), 'git_commit': ... or None, 'git_dirty': ... or None}."""
     commit, dirty = git_state()
-    return {"source_hash": source_hash(), "plugins": dict(plugins or {}), "git_commit": commit, "git_dirty": dirty}
+    return {"source_hash": source_hash(), "files": package_files(), "plugins": dict(plugins or {}),
+            "git_commit": commit, "git_dirty": dirty}  # fmt: skip
 
 
 def stale_because(code: dict, now_hashes: dict[str, str | None] | None = None) -> str | None:
