@@ -63,6 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reuse-stale", action="store_true", help="reuse finished runs made by other code (warns)")
     p.add_argument("--report-only", action="store_true", help="only rebuild the report from finished runs")
     p.add_argument("--replace-report", action="store_true", help="allow a report that drops runs of the old one")
+    p.add_argument("--no-report", action="store_true", help="write the table only, not the pages that read it "
+                   "(scripts/compare.py renders them once it stops; or run python -m minibert.report)")  # fmt: skip
     p.add_argument(
         "--executor",
         choices=EXECUTORS,
@@ -120,7 +122,8 @@ from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: 
 from minibert.ablation.lock import Busy, OutLock  # noqa: E402
 from minibert.ablation.preflight import preflight  # noqa: E402
 from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
-from minibert.report.grid_report import ReportError, record, write  # noqa: E402
+from minibert.report import render  # noqa: E402
+from minibert.report.grid_report import ReportError, record  # noqa: E402
 from minibert.report.table import grid_of_table  # noqa: E402
 
 
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         experiments = grid.select(args.only.split(",") if args.only else None)
         with OutLock(out):
             return run_grid(args, argv, grid, experiments, out, start)
-    except (GridError, ReportError) as err:
+    except (GridError, ReportError, render.ReportError) as err:
         print(f"ablate.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Busy as err:
@@ -298,7 +301,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
     command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
     if args.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
-        written = write(out, grid)
+        written = []
     elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
         made = json.loads((out / "run.json").read_text())
         written = record(
@@ -317,6 +320,8 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             "sum of the runs' own wall times": f"{sum(r.summary()['wall_time_s'] for r in done):.1f} s",
         } | ({"quick": True} if args.quick else {})
         written = record(out, grid, finished, made, args.replace_report, ROOT)
+    if not args.no_report:  # one writer: the pages this table feeds, as python -m minibert.report renders them
+        written += render.publish(out, grid, ROOT)
     print("wrote " + ", ".join(os.path.relpath(p) for p in written))
     if len(done) < len(runs) and not args.report_only:
         print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)

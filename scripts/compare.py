@@ -59,7 +59,7 @@ from minibert.ablation.comparison import (
 from minibert.ablation.grid import GridError, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.pairs.keys import PROBE, ZERO_SHOT
-from minibert.report import grid_report
+from minibert.report import render
 from minibert.report.query import Data
 from minibert.report.table import FILE
 from minibert.stats.betting import first_bound
@@ -379,7 +379,7 @@ def _measure_line(finetune: bool) -> str:
 
 def run_seeds(args, grid: Path, out: Path, arms: list[str], seeds: list[int], plugins: list[str]) -> int:
     argv = ["--grid", _rel(grid), "--out", str(out), "--only", ",".join(arms), "--seed-list",
-            ",".join(map(str, seeds)), "--workers", str(args.workers)]  # fmt: skip
+            ",".join(map(str, seeds)), "--workers", str(args.workers), "--no-report"]  # fmt: skip
     for folder in plugins:
         argv += ["--plugins", folder]
     return ablate.main(argv)
@@ -511,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
-    grid_report.write(out, load_grid(grid, root=ROOT))  # the dashboard, with the record as it now stands
+    render.publish(out, load_grid(grid, root=ROOT), ROOT)  # every page this table feeds, with the record as it stands
     print(
         "\n".join(
             [*table(design, judged, clock), *probe_lines(data, pairs), *next_steps(data, design, judged, command)]

@@ -18,10 +18,12 @@ from collections import Counter
 from pathlib import Path
 
 import lightning as L
+import pandas as pd
 import pytest
 import yaml
 
 from minibert.report import table
+from minibert.training import code_version
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_SUMMARIES = "runs/*/*/*/summary.json"  # <out>/runs/<group>/<name>/<seed-key>/summary.json
@@ -140,8 +142,9 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
     assert csv_runs(out) == Counter(
         {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
     )
-    assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {"results.csv", "run.json", "ablation.md",
-                                                                   "dashboard.html", "claims.png"}  # fmt: skip
+    assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {
+        "results.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html", "claims.png",
+        "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
     md = (out / "ablation.md").read_text()
     answer = md.split("## The answer", 1)[1].split("## How it was run", 1)[0]
@@ -151,11 +154,23 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
     assert re.search(r"^\| pretrain/bidirectional \| val/acc \| .+ \| 89\.4 \|$", md, re.M)  # beside the write-up
     assert (out / "claims.png").read_bytes().startswith(b"\x89PNG")
     page = (out / "dashboard.html").read_text()
-    assert re.findall(r'<img alt="[^"]+" src="([^"]+)">', page) == ["claims.png"]  # linked, not copied
+    assert re.findall(r'<img alt="[^"]+" src="([^"]+)">', page) == ["claims.png", "curves.png", "categories.png"]
     assert "http://" not in page and "https://" not in page  # opens offline
     for text in (md, page):  # the command held the tmp folders' absolute paths: no page names them
         assert str(out.parent) not in text and "--out …/out" in text
     assert not list(out.rglob("*.tmp"))  # atomic writes leave no temporaries
+
+
+def test_the_table_keeps_every_runs_learning_curve_and_the_files_of_its_code(finished):
+    _, out, _ = finished
+    curves = pd.read_csv(out / "curves.csv")
+    per_run = curves[curves.metric == "val/loss"].groupby(["experiment", "seed"])["step"].agg(list)
+    assert len(per_run) == 6 and all(steps == [2, 4] for steps in per_run)  # every run, validated at 2 and 4
+    assert set(curves.metric) == {"val/loss", "val/acc"}  # a loss logged every 10 steps is no curve in 4
+    code = pd.read_csv(out / "code.csv")
+    assert set(code.code) == set(table.read(out).code)  # the one code that made every run, file by file
+    assert dict(zip(code.file, code.hash)) == code_version.package_files()
+    assert "6 runs by today's code" in (out / "ablation.md").read_text()
 
 
 def test_second_invocation_skips_everything(finished):
@@ -187,7 +202,7 @@ def test_report_only_rebuilds_without_training_and_keeps_how_the_runs_were_made(
 
 def clone(out: Path, to: Path) -> Path:
     """What a clone of the repository holds of a grid's results: its table and run.json, no runs/."""
-    for name in ("results.csv", "run.json"):
+    for name in ("results.csv", "curves.csv", "code.csv", "run.json"):
         (to / name).write_bytes((out / name).read_bytes())
     return to
 

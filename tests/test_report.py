@@ -295,7 +295,8 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     runs = [finished_run(tmp_path, e, s, 0.5 + 0.1 * s) for e in g.experiments for s in range(3)]
     made = {"command": "python scripts/ablate.py --seeds 3"}
     written = grid_report.record(tmp_path, g, runs, made, root=ROOT)
-    assert {p.name for p in written} == {"results.csv", "run.json", "ablation.md", "dashboard.html"}
+    assert {p.name for p in written} == {"results.csv", "run.json"}  # the pages are the engine's (render.publish)
+    grid_report.write(tmp_path, g)
     recorded = table.read(tmp_path)
     assert set(zip(recorded["experiment"], recorded["seed"])) == {(r.experiment.name, r.seed) for r in runs}
     accuracy = recorded.query("metric == 'val/acc'")
@@ -311,6 +312,7 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
         grid_report.record(tmp_path, g, [], made, replace=True, root=ROOT)
 
     grid_report.record(tmp_path, g, fewer, {"command": "another"}, replace=True, root=ROOT)
+    grid_report.write(tmp_path, g)
     assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == len(fewer) == 3
     assert "runs in the table: 3; seeds: 0, 1" in (tmp_path / "ablation.md").read_text()
     grid_report.record(tmp_path, g, runs, made, root=ROOT)  # more runs than before: no refusal
@@ -325,6 +327,7 @@ def test_record_stores_paths_inside_the_checkout_relative_to_it_so_a_clone_elsew
     made = {"command": f"python scripts/ablate.py --grid {ROOT}/configs/ablations/dyck.yaml --out {ROOT}/results/x "
                        f"--plugins /srv/plugins --seeds 2"}  # fmt: skip
     grid_report.record(tmp_path, g, runs, made, root=ROOT)
+    grid_report.write(tmp_path, g)
     stored = json.loads((tmp_path / "run.json").read_text())["command"]
     assert stored == "python scripts/ablate.py --grid configs/ablations/dyck.yaml --out results/x --plugins " \
                      "/srv/plugins --seeds 2"  # fmt: skip

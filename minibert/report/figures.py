@@ -3,7 +3,9 @@ beside the page. Labels are whole (wrapped, never cut); every figure states what
 
 - `forest`: paired differences with their 95% intervals against zero (a page's answer in one picture);
 - `lines`: one figure per selection over an axis (a budget, a rate, a length), mean and 95% band per arm;
-- `scatter`: each arm's effect in one setting against its effect in another, both intervals drawn.
+- `scatter`: each arm's effect in one setting against its effect in another, both intervals drawn;
+- `curves`: learning curves, each arm's mean over seeds with its band from the lowest to the highest seed;
+- `categories`: each arm's figure per category (distance, depth, ...) with its 95% interval.
 """
 
 from __future__ import annotations
@@ -79,23 +81,89 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
     save(fig, path)
 
 
+MARKERS = "osD^vPX*<>ph"
+
+
 def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interval, Interval]]]], title: str) -> None:
     """One panel per (panel title, x label, y label, {arm: (x effect, y effect)}): each arm's effect in two
     settings with both 95% intervals as crosses, in points, and the axes through zero drawn (an arm in the
-    top-right or bottom-left quadrant moves both settings the same way)."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+    top-right or bottom-left quadrant moves both settings the same way). Arms are told apart by colour and marker,
+    named in one legend: labels beside the points would overlap where arms agree."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 2.6, 4.6), squeeze=False)
+    arms = list(dict.fromkeys(arm for *_, points in panels for arm in points))
+    colours = plt.get_cmap("tab10" if len(arms) <= 10 else "tab20")
+    style = {arm: (colours(i % colours.N), MARKERS[i % len(MARKERS)]) for i, arm in enumerate(arms)}
     for ax, (name, xlabel, ylabel, points) in zip(axes[0], panels):
         for arm, (x, y) in points.items():
+            colour, marker = style[arm]
             ax.errorbar(100 * x.mean, 100 * y.mean, xerr=[[100 * (x.mean - x.lo)], [100 * (x.hi - x.mean)]],
-                        yerr=[[100 * (y.mean - y.lo)], [100 * (y.hi - y.mean)]], fmt="o", ms=4, capsize=2,
-                        lw=0.9)  # fmt: skip
-            ax.annotate(arm, (100 * x.mean, 100 * y.mean), fontsize=7, xytext=(3, 3), textcoords="offset points")
+                        yerr=[[100 * (y.mean - y.lo)], [100 * (y.hi - y.mean)]], fmt=marker, ms=5, capsize=2,
+                        lw=0.8, color=colour, label=arm)  # fmt: skip
         ax.axhline(0, color="black", lw=0.7)
         ax.axvline(0, color="black", lw=0.7)
         ax.set_xlabel(_wrap(xlabel, 50), fontsize=8)
         ax.set_ylabel(_wrap(ylabel, 50), fontsize=8)
-        ax.set_title(_wrap(name, 60), fontsize=9)
+        ax.set_title(_wrap(name, 55), fontsize=9)
+        ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
+    handles = {}
+    for ax in axes[0]:
+        handles.update(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(handles.values(), [_wrap(a, 30) for a in handles], fontsize=7, frameon=False, loc="center right")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1 - 2.4 / fig.get_figwidth(), 1))
+    save(fig, path)
+
+
+def curves(path: Path, panels: list[tuple[str, str, dict[str, tuple]]], title: str) -> None:
+    """One panel per (panel title, y label, {arm: (steps, mean, lowest, highest)}): each arm's mean over seeds
+    against the training step, its band from the lowest to the highest seed (accuracies in points)."""
+    columns = min(2, len(panels))
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.2 * columns, 3.4 * rows + 0.5), squeeze=False)
+    for ax, (name, ylabel, arms) in zip(axes.flat, panels):
+        scale = 100 if "acc" in ylabel else 1
+        for arm, (steps, mean, lo, hi) in arms.items():
+            (line,) = ax.plot(steps, scale * mean, lw=1.3, label=_wrap(arm, 34))
+            ax.fill_between(steps, scale * lo, scale * hi, color=line.get_color(), alpha=0.18, lw=0)
+        ax.set_title(_wrap(name, 60), fontsize=9)
+        ax.set_xlabel("training step", fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def categories(path: Path, panels: list[tuple[str, list[str], dict[str, list[Stat | None]]]], ylabel: str,
+               title: str) -> None:  # fmt: skip
+    """One panel per (panel title, category labels, {arm: a Stat per category or None}): each arm's mean with
+    its 95% interval at every category, arms side by side (points for proportions)."""
+    widest = max(len(labels) for _, labels, _ in panels)  # an inch a category, so their names stay apart
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(9.5, 1.0 * widest + 3), 3.3 * len(panels) + 0.6),
+                             squeeze=False)  # fmt: skip
+    for ax, (name, labels, arms) in zip(axes[:, 0], panels):
+        width = 0.8 / max(1, len(arms))
+        for k, (arm, found) in enumerate(arms.items()):
+            xs = [i - 0.4 + width * (k + 0.5) for i, s in enumerate(found) if s is not None]
+            shown = [s for s in found if s is not None]
+            if not shown:
+                continue
+            scale = 100 if shown[0].proportion else 1
+            mean = [scale * s.mean for s in shown]
+            err = [[scale * (s.mean - s.interval.lo) for s in shown], [scale * (s.interval.hi - s.mean) for s in shown]]
+            ax.errorbar(xs, mean, yerr=err, fmt="o", ms=3.5, capsize=2, lw=0.9, label=_wrap(arm, 34))
+        ax.set_xticks(range(len(labels)), [_wrap(label, 12) for label in labels], fontsize=7)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_title(_wrap(name, 80), fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=6.5, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     save(fig, path)

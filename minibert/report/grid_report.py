@@ -20,7 +20,7 @@ from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
-from minibert.report import figures, stats, table
+from minibert.report import curves, figures, provenance, stats, table
 from minibert.report.query import Data, Diff
 from minibert.report.stats import Interval
 
@@ -178,10 +178,11 @@ class ReportError(ValueError):
 def record(
     out: str | Path, grid: Grid, finished: list, made: dict, replace: bool = False, root: str | Path = "."
 ) -> list[Path]:
-    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv` (and its
-    figures per document to `out/documents.csv`: minibert.report.table), how they were
-    made to `out/run.json`, and the grid's report; refuses (ReportError) a table of no run, or one that drops
-    runs of the table already there, unless `replace`."""
+    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv` (its figures
+    per document to `out/documents.csv`: minibert.report.table), their learning curves to `out/curves.csv`
+    (minibert.report.curves), the files behind their code to `out/code.csv` (minibert.report.provenance) and
+    how they were made to `out/run.json`; refuses (ReportError) a table of no run, or one that drops runs of the
+    table already there, unless `replace`. Pages are rendered from it by minibert.report.render.publish."""
     out = Path(out)
     if not finished:
         raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
@@ -196,11 +197,13 @@ def record(
                 "the grid and seeds that made it, another --out, or --replace-report"
             )
     written = table.write(frame, out)
+    written += curves.write(curves.from_runs(finished), out)
+    written += provenance.write(provenance.from_summaries(r.summary() for r in finished), out)
     # paths inside the checkout are stored relative to it: a page rendered from this record in another clone
     # (CI's, a colleague's) reads the same as here; paths outside it are kept for whoever made the run
     text = without_absolute_paths(json.dumps(made, indent=1), Path(root).resolve(), elide=False)
     write_atomic(out / "run.json", text + "\n")
-    return [*written, out / "run.json", *write(out, grid)]
+    return [*written, out / "run.json"]
 
 
 def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
@@ -248,33 +251,94 @@ def title(out: Path, grid: Grid) -> str:
     return f"{path.stem} grid"
 
 
-def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None) -> list[Path]:
-    """Render `out/ablation.md`, `out/dashboard.html` and `out/claims.png` from `out/results.csv` (or `data`,
-    that table already read); returns the files whose text changed (with `check`, none is written)."""
+def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None, pages: list[Path] = (),
+          outputs: list[Path] | None = None) -> list[Path]:  # fmt: skip
+    """Render `out/ablation.md`, `out/dashboard.html` and their figures (`claims.png`, `curves.png`,
+    `categories.png`) from `out/results.csv` (or `data`, that table already read); `pages`: the pages that read
+    this table, linked from both. Returns the files whose text changed (with `check`, none is written and no
+    figure drawn); `outputs`, if given, receives every file it writes or would write."""
     out = Path(out)
     data = Data.load(out) if data is None else data
     if not data.family.frozen:  # alone (not in a build of every page): the grid's own claims are its family
         collect(grid, data)
         data.family.freeze()
     answers = [claim_answer(c, data) for c in claims_of(grid, data)] + compare_answers(out, data)
-    written = []
-    figure = ""
-    if drawn := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
+    drawn = {}
+    if shown := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
+        drawn["claims.png"] = (figures.forest, shown, "the grid's comparisons, paired by seed")
+    if panels := learning_curves(data, curves.read(out)):
+        drawn["curves.png"] = (figures.curves, panels, "learning curves: mean over seeds, band from the lowest to "
+                               "the highest seed")  # fmt: skip
+    if found := by_category(data):
+        metric, panels = found
+        drawn["categories.png"] = (figures.categories, panels, f"{metric}, points", f"{metric} by category: mean "
+                                   "over seeds with its 95% interval")  # fmt: skip
+    for name, (draw, *args) in drawn.items():
         if not check:
-            figures.forest(out / "claims.png", drawn, "the grid's comparisons, paired by seed")
-        figure = "claims.png"
+            draw(out / name, *args)
     reference = against_reference(grid, data)
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
     made = {k: without_absolute_paths(str(v)) for k, v in data.made.items()
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
-    context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers, "figure": figure,
+    made["code"] = f"{data.provenance.sentence()} (today's training code: {data.provenance.today[:8]})"
+    context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers, "figures": list(drawn),
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
+               "pages": [os.path.relpath(p, out.resolve()) for p in pages],
                "family": data.family.summary()}  # fmt: skip
+    written = []
     for name in ("ablation.md", "dashboard.html"):
         text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
         if not (out / name).is_file() or (out / name).read_text() != text:
             written.append(out / name)
             if not check:
                 write_atomic(out / name, text)
+    if outputs is not None:
+        outputs += [out / name for name in (*drawn, "ablation.md", "dashboard.html")]
     return written
+
+
+CURVE_ARMS = 8  # arms one panel draws
+
+
+def learning_curves(data: Data, frame) -> list[tuple[str, str, dict]]:
+    """Panels of `figures.curves`: per stage and logged metric (minibert.report.curves.METRICS), each arm's
+    curve, at most CURVE_ARMS arms a panel; [] without a curves table."""
+    if frame is None:
+        return []
+    panels = []
+    stages = data.frame.drop_duplicates("experiment").set_index("experiment")["stage"]
+    for stage in dict.fromkeys(stages):
+        for metric in curves.METRICS:
+            arms = {e: b for e in stages.index[stages == stage] if (b := curves.band(frame, e, metric)) is not None}
+            names = list(arms)
+            chunks = [names[i : i + CURVE_ARMS] for i in range(0, len(names), CURVE_ARMS)]
+            for k, chunk in enumerate(chunks):
+                part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+                unit = ", points" if "acc" in metric else ""
+                panels.append((f"{stage}: {metric}{part}", f"{metric}{unit}", {e: arms[e] for e in chunk}))
+    return panels
+
+
+CATEGORY_ARMS = 8  # arms one panel of the per-category figure draws
+
+
+def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
+    """(metric, panels of `figures.categories`): per stage, each arm's headline accuracy in every category it
+    logs (the questions by distance, depth, kind, ...), at most CATEGORY_ARMS arms a panel; None where no arm
+    logs categories."""
+    measure = accuracies.measure("accuracy")
+    stages = data.frame.drop_duplicates("experiment").set_index("experiment")["stage"]
+    panels = []
+    for stage in dict.fromkeys(stages):
+        found = {e: cats for e in stages.index[stages == stage]
+                 if (cats := [c for m, c in data.figures(e) if m == metric and c])}  # fmt: skip
+        categories = list(dict.fromkeys(c for cats in found.values() for c in cats))
+        names = list(found)
+        chunks = [names[i : i + CATEGORY_ARMS] for i in range(0, len(names), CATEGORY_ARMS)]
+        for k, chunk in enumerate(chunks):
+            part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+            arms = {e: [data.find(metric, c, experiment=e) if c in found[e] else None for c in categories]
+                    for e in chunk}  # fmt: skip
+            panels.append((f"{stage}: {metric} by category{part}", [measure.label(c) for c in categories], arms))
+    return (metric, panels) if panels else None

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from minibert.ablation import accuracies
-from minibert.report import stats, table
+from minibert.report import provenance, stats, table
 from minibert.report.stats import Interval
 from minibert.stats import bootstrap
 
@@ -141,6 +141,11 @@ class Data:
         out = Path(out)
         made = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
         return cls(table.read(out), made, str(out))
+
+    @functools.cached_property
+    def provenance(self) -> provenance.Provenance:
+        """Which code made the table's runs, against this checkout's (minibert.report.provenance)."""
+        return provenance.of(self.frame, self.out)
 
     @functools.cached_property
     def _by_metric(self) -> dict[tuple[str, str], pd.DataFrame]:

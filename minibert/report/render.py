@@ -41,7 +41,7 @@ import jinja2
 from minibert.ablation import comparison
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
-from minibert.report import dyck, figures, grid_report, measurements, pairs, stats, transfer, validity
+from minibert.report import dyck, figures, grid_report, measurements, pairs, provenance, stats, transfer, validity
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE, TableError
 
@@ -90,6 +90,9 @@ class Renderer:
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
         self.touched: set[Path] = set()  # the tables the page being rendered reads
+        self.readers: dict[Path, list[Path]] = {}  # table folder -> the pages that read it
+        self.outputs: list[Path] = []  # every page and figure rendering writes (or, checking, would write)
+        self.drawing = True  # False: figures are named, not drawn (--check changes nothing)
         self.frozen = False
 
     def data(self, folder: Path) -> Data:
@@ -177,31 +180,35 @@ class Renderer:
             if not d.family.frozen:
                 d.family.freeze()
 
-    def _render(self, template: Path, drawing: bool) -> tuple[Path, str]:
+    def _render(self, template: Path, final: bool) -> tuple[Path, str]:
         page = self.root / template.with_suffix("")
         here = page.parent
 
-        def forest(name, rows, title):
-            if drawing:
-                figures.forest(here / name, rows, title)
+        def drawn(title, name, draw, *args):
+            if final:  # the render that counts, not a page asking its questions
+                self.outputs.append(here / name)
+                if self.drawing:
+                    draw(here / name, *args)
             return f"![{title}]({name})"
+
+        def forest(name, rows, title):
+            return drawn(title, name, figures.forest, rows, title)
 
         def lines(name, series, xlabel, ylabel, title, logx=False):
-            if drawing:
-                figures.lines(here / name, series, xlabel, ylabel, title, logx)
-            return f"![{title}]({name})"
+            return drawn(title, name, figures.lines, series, xlabel, ylabel, title, logx)
 
         def scatter(name, panels, title):
-            if drawing:
-                figures.scatter(here / name, panels, title)
-            return f"![{title}]({name})"
+            return drawn(title, name, figures.scatter, panels, title)
 
         self.touched = set()
         return page, self.env.get_template(template.as_posix()).render(forest=forest, lines=lines, scatter=scatter)
 
     def ask(self, template: Path) -> None:
-        """Render a page without writing anything, so that its questions join their tables' families."""
-        self._render(template, drawing=False)
+        """Render a page without writing anything, so that its questions join their tables' families (and each
+        table knows the pages that read it)."""
+        page, _ = self._render(template, final=False)
+        for folder in self.touched:
+            self.readers.setdefault(folder, []).append(page)
 
     def render(self, template: Path) -> tuple[Path, str]:
         """(page path, its text); figures the page declares are written beside it as it renders. A page that
@@ -209,21 +216,32 @@ class Renderer:
         if not self.frozen:  # rendered alone: its own questions make its tables' families
             self.ask(template)
             self.freeze()
-        page, text = self._render(template, drawing=True)
+        page, text = self._render(template, final=True)
         families = [self.tables[f].family for f in sorted(self.touched) if self.tables[f].family.p]
         if families and page.suffix == ".md":
             text = text.rstrip("\n") + "\n\n" + stats.family_note(families) + "\n"
+        if self.touched and page.suffix == ".md":
+            text = text.rstrip("\n") + "\n\n" + self.code_note(sorted(self.touched)) + "\n"
+        self.outputs.append(page)
         return page, text
 
+    def code_note(self, folders: list[Path]) -> str:
+        """The line a page ends with: which code made each table it reads, against this checkout's."""
+        each = "; ".join(f"{self.tables[f].family.name}: {self.tables[f].provenance.sentence()}" for f in folders)
+        today = provenance.source_hash()[:8]
+        return f"<sub>Code behind the tables, against today's training code ({today}): {each}.</sub>"
 
-def build(root: str | Path = ".", check: bool = False) -> list[Path]:
+
+def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | None = None) -> list[Path]:
     """Render every grid's own report and every declared page; returns the pages written, or with `check`
-    those whose text would change. Every dashboard and page asks its questions first, so that each table's
-    verdicts are held together across all of them (stats.Family)."""
+    those whose text would change (drawing nothing). Every dashboard and page asks its questions first, so that
+    each table's verdicts are held together across all of them (stats.Family). `outputs`, if given, receives
+    every file the build writes, or would write: pages and figures."""
     if not (Path(root) / PAGES).is_dir():
         raise ReportError(f"--root {root}: not a minibert checkout (no {PAGES}/ in it): run it in the repository, or "
                           "give --root the repository's folder")  # fmt: skip
     renderer, changed = Renderer(root), []
+    renderer.drawing = not check
     outs = [t.parent for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
     templates = renderer.templates()
     try:
@@ -239,7 +257,8 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
     renderer.freeze()
     renderer.frozen = True
     for out, grid in grids:
-        changed += grid_report.write(out, grid, check=check, data=renderer.data(out))
+        pages = renderer.readers.get(out.resolve(), [])
+        changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
     for template in templates:
         try:
             page, text = renderer.render(template)
@@ -250,7 +269,20 @@ def build(root: str | Path = ".", check: bool = False) -> list[Path]:
             changed.append(page)
             if not check:
                 write_atomic(page, text)
+    if outputs is not None:
+        outputs += renderer.outputs
     return changed
+
+
+def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
+    """How a runner (scripts/ablate.py, scripts/compare.py) renders after writing a table: a table inside the
+    checkout's `results/` is read by pages besides its own report, and their verdicts share its family, so every
+    page is built again (`build`), as `python -m minibert.report` does, and the two never disagree; a table
+    elsewhere gets its own report. Returns the files written."""
+    out, root = Path(out).resolve(), Path(root).resolve()
+    if (root / PAGES).is_dir() and out.is_relative_to(root / "results"):
+        return build(root)
+    return grid_report.write(out, grid)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from minibert.report import stats
 from minibert.report.query import Data, QueryError, Stat
+from minibert.report.stats import Interval
 from minibert.stats import agreement
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
@@ -108,6 +109,23 @@ class Study:
         best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
         values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
         return Figure(values, _binomial(acc), acc.n, self._shared_set(acc))
+
+    def arm_table(self, names: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+        """(header, rows): every arm's figure in every setting as the study ranks it, in points, mean over seeds
+        with its 95% interval (a shared validation set's sampling in it); one measure a column, named in its
+        header: the cloze gap to the best reference (lower is better), then the fine-tuned accuracy. `names`:
+        each setting's name on the page."""
+        heads = {"cloze": "cloze gap to the best reference", "finetune": "fine-tuned accuracy"}
+        columns = [(s, m) for m in MEASURES for s in self.settings]
+        header = ["arm", *(f"{names.get(s, s)}: {heads[m]}" for s, m in columns)]
+        rows = []
+        for arm in self.arms:
+            cells = []
+            for s, m in columns:
+                f = self.figure(s, m, arm)
+                cells.append("–" if f is None else stats.fmt(_interval(f, proportion=m == "finetune")))
+            rows.append([arm, *cells])
+        return header, rows
 
     def _shared_set(self, s: Stat) -> str:
         """A name for the validation set every seed of `s` graded: its language, stage and validation seed ('' where
@@ -234,6 +252,18 @@ class Comparison:
         at the page's joint level."""
         sign = self.correlation.spearman.sign
         return "predicts" if sign > 0 else "is against" if sign < 0 else "undecided"
+
+
+def _interval(f: Figure, proportion: bool) -> Interval:
+    """A figure's mean over seeds with its 95% interval: an accuracy's as the table gives it; a gap's over seeds,
+    widened by the sampling of a validation set every seed shared."""
+    if proportion:
+        return stats.summary(f.values, f.questions if f.validation_set else None, proportion=True)
+    iv = stats.summary(f.values, None, proportion=False)
+    if not f.sampling:
+        return iv
+    half = math.sqrt((iv.hi - iv.mean) ** 2 + 1.96**2 * f.sampling)
+    return Interval(iv.mean, iv.mean - half, iv.mean + half, iv.seeds, iv.df)
 
 
 def _binomial(s: Stat) -> float:
