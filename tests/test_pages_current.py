@@ -75,3 +75,15 @@ def test_no_committed_record_names_a_folder_of_the_machine_that_made_it():
     assert records
     named = {str(p.relative_to(ROOT)): m[0] for p in records if (m := ABSOLUTE.search(p.read_text()))}
     assert not named, named
+
+
+def test_every_picture_a_page_shows_is_drawn_by_the_engine_from_the_tables(built):
+    _, outputs = built
+    pages = [p for p in outputs if p.suffix in (".md", ".html")]
+    made_by = {(ROOT / name).resolve() for name in MADE_BY}
+    missing = {}
+    for page in pages:
+        for link in re.findall(r"(?:\]\(|src=\")([^)\"]+\.png)", page.read_text()):
+            if (page.parent / link).resolve() not in outputs | made_by:
+                missing.setdefault(page.relative_to(ROOT).as_posix(), []).append(link)
+    assert not missing, missing
