@@ -125,16 +125,19 @@ def test_the_exported_masked_lm_gives_minibert_s_logits(name, positions, text_la
     ids = random_ids(language.vocab_size, language.seq_len)
     if name == "text":
         ids[:, -4:] = language.token_id["[PAD]"]  # padding, attended to as minibert attends to it
+    own = language.vocab_size  # the logits past it are the specials appended for transformers' tokenizer
+    pad = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf").pad_token_id
     with torch.no_grad():
         ours = head(encoder(ids))
         theirs = model(input_ids=ids).logits
-        diff = (theirs - ours).abs().max().item()
+        diff = (theirs[..., :own] - ours).abs().max().item()
         print(f"{name} {positions}: max |logit difference| {diff:.3g}")
         assert diff <= TOLERANCE
+        assert (torch.softmax(theirs, -1)[..., own:] == 0).all()  # an appended special is never predicted
         # a right-padded batch with an attention mask: each sentence's logits are minibert's on that sentence alone
         lengths = [max(2, language.seq_len - 3 * i) for i in range(len(ids))]
         mask = (torch.arange(language.seq_len) < torch.tensor(lengths)[:, None]).long()
-        padded = model(input_ids=ids * mask, attention_mask=mask).logits
+        padded = model(input_ids=torch.where(mask.bool(), ids, pad), attention_mask=mask).logits[..., :own]
         for row, n in enumerate(lengths):
             assert (padded[row, :n] - head(encoder(ids[row : row + 1, :n]))[0]).abs().max() <= TOLERANCE
 
@@ -150,9 +153,13 @@ def test_the_tokenizers_read_sentences_as_minibert_does(text_language, tmp_path)
         assert ids == expected.tolist()  # [CLS] first, no [SEP] at the end
         assert (tokenizer.cls_token_id, tokenizer.mask_token_id) == (CLS_ID, MASK_ID)
         config = transformers.AutoConfig.from_pretrained(tmp_path / name)
-        assert len(tokenizer) == language.vocab_size == config.vocab_size
+        assert len(tokenizer) == config.vocab_size and config.minibert_vocab_size == language.vocab_size
         assert tokenizer.model_max_length == language.seq_len
-    assert tokenizer.pad_token == "[PAD]" and tokenizer.unk_token == "[UNK]"  # text's own; the brackets have none
+        # every tokenizer pads a batch and reads an unknown word: text's own specials, appended to a bracket language's
+        assert (tokenizer.pad_token, tokenizer.unk_token) == ("[PAD]", "[UNK]")
+        assert tokenizer("a \u2603")["input_ids"][-1] == tokenizer.unk_token_id  # a snowman: in no vocabulary
+        if name != "text":
+            assert (tokenizer.pad_token_id, tokenizer.unk_token_id) == (language.vocab_size, language.vocab_size + 1)
 
 
 def test_the_fill_mask_pipeline_answers_as_the_fill_in_demo_does(scripts, tmp_path):
@@ -172,6 +179,28 @@ def test_the_fill_mask_pipeline_answers_as_the_fill_in_demo_does(scripts, tmp_pa
         answers = fill_mask(language.decode(inputs[1:]))  # the tokenizer adds the [CLS]
         answers = [answers] if len(masks) == 1 else answers
         assert masks and [a[0]["token_str"] for a in answers] == [predicted[t] for t in masks]
+
+
+def test_the_fill_mask_pipeline_takes_unknown_words_and_batches_with_minibert_s_answers(tmp_path):
+    language = BracketPairs()
+    encoder, head = build(MaskedLM(language=language))
+    export(encoder, head, Vocabulary.of(language), tmp_path / "hf")
+    fill_mask = transformers.pipeline("fill-mask", model=str(tmp_path / "hf"), top_k=1)
+    sentences = ["a A b [MASK] c C", "a [MASK] b B", "zzz [MASK] c C"]  # two lengths, and a word it never saw
+
+    def minibert(sentence: str) -> tuple[str, float]:
+        words = ["[CLS]", *sentence.split()]
+        ids = torch.tensor([[language.token_id.get(w, 0) for w in words]])
+        with torch.no_grad():
+            probs = torch.softmax(head(encoder(ids))[0, words.index("[MASK]")], -1)
+        return language.vocab[int(probs.argmax())], float(probs.max())
+
+    batched = fill_mask(sentences[:2], batch_size=2)  # padded to one length
+    for sentence, answer in zip(sentences[:2], batched, strict=True):
+        token, score = minibert(sentence)
+        assert answer[0]["token_str"] == token and answer[0]["score"] == pytest.approx(score, abs=1e-5)
+    unknown = fill_mask(sentences[2])[0]
+    assert unknown["token_str"] in language.vocab  # answered, with [UNK] in place of the word
 
 
 def test_a_fine_tuned_classifier_exports_as_bert_s_with_its_labels(tmp_path, hf_warnings):

@@ -46,6 +46,6 @@ def load_hf(folder: str | Path) -> Loaded:
     encoder.load_state_dict(state, strict=True)
     text = (folder / "tokenizer.json").read_text()
     by_id = {i: t for t, i in Tokenizer.from_str(text).get_vocab(with_added_tokens=True).items()}
-    tokens = tuple(by_id[i] for i in range(len(by_id)))
+    tokens = tuple(by_id[i] for i in range(config.vocab_size))  # minibert's own: not the specials export appended
     wordpiece = text if json.loads(text)["model"]["type"] == "WordPiece" else None
     return Loaded(encoder.eval(), head.eval(), Vocabulary(tokens, wordpiece))

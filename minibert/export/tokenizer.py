@@ -4,8 +4,10 @@
   tokenizer as it is (BERT's uncased normaliser and pre-tokenizer, `##` pieces), with the specials
   `[CLS] [MASK] [SEP] [PAD] [UNK]` at minibert's ids;
 - a bracket language (any language without one): a word-level tokenizer over its vocabulary, one token per
-  whitespace-separated word, case kept (`a` opens, `A` closes). It has no `[PAD]` or `[UNK]`, as the
-  language has none: its sentences have one length, and an unknown word is an error.
+  whitespace-separated word, case kept (`a` opens, `A` closes), with `[PAD]` and `[UNK]` appended after
+  minibert's ids (`Vocabulary.with_specials`; the language has neither), so that `transformers` can pad a
+  batch and read a word outside the vocabulary (minibert.export.weights gives them weights that change no
+  logit of minibert's own tokens).
 
 A sentence is `[CLS] w_1 ... w_L`, with no trailing `[SEP]`: minibert's sentences end without one, and a
 token the model never saw at the end would change its answers. A pair, where the vocabulary has `[SEP]`,
@@ -26,6 +28,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from minibert.languages.base import Language
 from minibert.text import wordpiece
 
+EXPORTED_SPECIALS = ("[PAD]", "[UNK]")  # what a tokenizer needs to pad a batch and read any word
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -42,6 +46,12 @@ class Vocabulary:
     @classmethod
     def from_wordpiece(cls, json_text: str) -> Vocabulary:
         return cls(tuple(wordpiece.vocabulary(wordpiece.load(json_text))), json_text)
+
+    def with_specials(self) -> Vocabulary:
+        """The vocabulary `transformers` gets: these tokens, then `[PAD]` and `[UNK]` where they lack them."""
+        return Vocabulary(
+            self.tokens + tuple(t for t in EXPORTED_SPECIALS if t not in self.tokens), self.wordpiece_json
+        )
 
 
 def backend(vocab: Vocabulary, segments: int) -> Tokenizer:

@@ -7,6 +7,12 @@ are written so that they change nothing: the token-type embedding of an encoder 
 of zeros; BERT adds it to every token) and RoFormer's table of sines and cosines (minibert's own float32
 values, `minibert.model.rotary_angles`).
 
+A vocabulary that lacks `[PAD]` or `[UNK]` (a bracket language's) gets them appended for `transformers`' tokenizer
+(minibert.export.tokenizer.Vocabulary.with_specials): their input embeddings are zeros (an unknown word carries no
+information of its own) and their output logits `NEVER`, so minibert's own logits are unchanged and neither is
+ever predicted. config.json records minibert's own vocabulary size (`minibert_vocab_size`), which `from_hf`
+reads back.
+
 Example:
     >>> from minibert.model import Encoder, EncoderConfig
     >>> from minibert.objectives.mlm import BertLMHead
@@ -30,6 +36,7 @@ from minibert.objectives.grammaticality import BertClassifier
 from minibert.objectives.mlm import BertLMHead
 
 Family = Literal["bert", "roformer"]
+NEVER = -1e4  # the logit of an appended special: exp(NEVER - any real logit) is 0 in float32
 
 # one block's tensors: minibert's name -> transformers' name under `encoder.layer.<i>.` (qkv is split apart)
 BLOCK = {
@@ -49,13 +56,14 @@ def rotary_table(max_len: int, width: int, heads: int) -> torch.Tensor:
     return torch.cat([angle.sin(), angle.cos()], dim=-1)
 
 
-def to_hf(encoder: Encoder, head: nn.Module, family: Family) -> dict[str, torch.Tensor]:
+def to_hf(encoder: Encoder, head: nn.Module, family: Family, added: int = 0) -> dict[str, torch.Tensor]:
     """`transformers`' state dict of `family` (bert, roformer) for `encoder` and its BERT-layout `head`
-    (BertLMHead: ...ForMaskedLM; BertClassifier: ...ForSequenceClassification)."""
+    (BertLMHead: ...ForMaskedLM; BertClassifier: ...ForSequenceClassification), with `added` tokens appended
+    to the vocabulary (see the module docstring)."""
     config, state = encoder.config, encoder.state_dict()
     out: dict[str, torch.Tensor] = {}
     base = f"{family}.embeddings."
-    out[base + "word_embeddings.weight"] = state["tok.weight"]
+    out[base + "word_embeddings.weight"] = _append(state["tok.weight"], added, 0.0)
     if config.positions == "learned":
         out[base + "position_embeddings.weight"] = state["pos.weight"]
     else:
@@ -76,8 +84,8 @@ def to_hf(encoder: Encoder, head: nn.Module, family: Family) -> dict[str, torch.
         for p in ("weight", "bias"):
             for ours, theirs in LM_HEAD.items():
                 out[f"{theirs}.{p}"] = heads[f"{ours}.{p}"]
-        out["cls.predictions.decoder.weight"] = heads["decoder.weight"]
-        out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"] = heads["decoder.bias"]
+        out["cls.predictions.decoder.weight"] = _append(heads["decoder.weight"], added, 0.0)
+        out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"] = _append(heads["decoder.bias"], added, NEVER)
     elif isinstance(head, BertClassifier):
         for p in ("weight", "bias"):
             out[f"{family}.pooler.dense.{p}"] = heads[f"pooler.{p}"]
@@ -85,6 +93,11 @@ def to_hf(encoder: Encoder, head: nn.Module, family: Family) -> dict[str, torch.
     else:
         raise ExportError(f"a head of type {type(head).__name__} cannot be exported: give BertLMHead or BertClassifier")
     return {k: v.detach().clone().contiguous() for k, v in out.items()}
+
+
+def _append(rows: torch.Tensor, added: int, value: float) -> torch.Tensor:
+    """`rows` (V, ...) with `added` rows of `value` after them."""
+    return torch.cat([rows, rows.new_full((added, *rows.shape[1:]), value)]) if added else rows
 
 
 def encoder_config(hf: dict) -> EncoderConfig:
@@ -107,8 +120,8 @@ def encoder_config(hf: dict) -> EncoderConfig:
         if key in hf and hf[key] is not None and hf[key] != value:
             raise ExportError(f"config.json {key}={hf[key]!r} cannot be loaded into minibert: it needs {key}={value!r}")
     return EncoderConfig(
-        vocab_size=hf["vocab_size"], max_len=hf["max_position_embeddings"], width=width, heads=heads,
-        layers=hf["num_hidden_layers"], segments=hf.get("type_vocab_size", 0), layout="bert",
+        vocab_size=hf.get("minibert_vocab_size", hf["vocab_size"]), max_len=hf["max_position_embeddings"],
+        width=width, heads=heads, layers=hf["num_hidden_layers"], segments=hf.get("type_vocab_size", 0), layout="bert",
         positions="learned" if family == "bert" else "rotary",
     )  # fmt: skip
 
@@ -123,7 +136,8 @@ def from_hf(state: dict[str, torch.Tensor], hf: dict) -> tuple[EncoderConfig, di
     types = state[base + "token_type_embeddings.weight"]
     if types.shape[0] == 1 and not types.any():
         config = replace(config, segments=0)
-    out = {"tok.weight": state[base + "word_embeddings.weight"]}
+    own = config.vocab_size  # the rows past it are specials `to_hf` appended
+    out = {"tok.weight": state[base + "word_embeddings.weight"][:own]}
     if config.segments:
         out["seg.weight"] = types
     if family == "bert":
@@ -146,8 +160,8 @@ def from_hf(state: dict[str, torch.Tensor], hf: dict) -> tuple[EncoderConfig, di
         head: nn.Module = BertLMHead(config.width, config.vocab_size)
         heads = {f"{ours}.{p}": state[f"{theirs}.{p}"] for ours, theirs in LM_HEAD.items() for p in ("weight", "bias")}
         # a tied decoder is saved once, as the word embeddings; its bias under either name
-        heads["decoder.weight"] = state.get("cls.predictions.decoder.weight", out["tok.weight"])
-        heads["decoder.bias"] = state.get("cls.predictions.bias", state.get("cls.predictions.decoder.bias"))
+        heads["decoder.weight"] = state.get("cls.predictions.decoder.weight", out["tok.weight"])[:own]
+        heads["decoder.bias"] = state.get("cls.predictions.bias", state.get("cls.predictions.decoder.bias"))[:own]
     elif "classifier.weight" in state:
         head = BertClassifier(config.width, state["classifier.weight"].shape[0])
         names = {"pooler": f"{family}.pooler.dense", "classifier": "classifier"}

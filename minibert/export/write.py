@@ -85,8 +85,9 @@ def hf_config(name: str, config: EncoderConfig, vocab: Vocabulary, classes: int 
 
     pad = vocab.tokens.index("[PAD]") if "[PAD]" in vocab.tokens else None
     kwargs = dict(
-        vocab_size=config.vocab_size, hidden_size=config.width, num_hidden_layers=config.layers,
-        num_attention_heads=config.heads, intermediate_size=4 * config.width, hidden_act="gelu",
+        vocab_size=len(vocab.tokens), minibert_vocab_size=config.vocab_size, hidden_size=config.width,
+        num_hidden_layers=config.layers, num_attention_heads=config.heads, intermediate_size=4 * config.width,
+        hidden_act="gelu",
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=config.max_len,
         type_vocab_size=max(config.segments, 1), layer_norm_eps=1e-5, pad_token_id=pad, tie_word_embeddings=False,
         architectures=[name],
@@ -125,6 +126,10 @@ def compare(folder: str | Path, encoder: Encoder, head: nn.Module, ids: torch.Te
     if problems := {k: v for k, v in info.items() if v}:
         raise ExportError(f"transformers loaded {folder} with {problems}: the export is wrong, please report it")
     theirs = model.eval()(input_ids=ids, token_type_ids=torch.zeros_like(ids)).logits
+    if not isinstance(head, BertClassifier):  # the specials appended for transformers' tokenizer: never predicted
+        theirs, never = theirs[..., : encoder.config.vocab_size], theirs[..., encoder.config.vocab_size :]
+        if never.numel() and torch.softmax(torch.cat([theirs, never], -1), -1)[..., theirs.shape[-1] :].max() > 0:
+            raise ExportError("an appended special token would be predicted: the export is wrong, please report it")
     was = encoder.training, head.training
     encoder.eval(), head.eval()
     try:
@@ -164,7 +169,7 @@ def export(encoder: Encoder, head: nn.Module, vocab: Vocabulary, out_dir: str | 
     name = check_exportable(encoder, head, vocab, out_dir)
     import transformers
 
-    config = encoder.config
+    config, full = encoder.config, vocab.with_specials()
     classes = head.classifier.out_features if isinstance(head, BertClassifier) else 2
     out = Path(out_dir).absolute()
     missing = [p for p in out.parents if not p.exists()]  # folders this export creates, removed if it fails
@@ -172,10 +177,11 @@ def export(encoder: Encoder, head: nn.Module, vocab: Vocabulary, out_dir: str | 
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         with no_progress_bars():
-            model = getattr(transformers, name)(hf_config(name, config, vocab, classes))
-            model.load_state_dict(to_hf(encoder, head, family(name)), strict=True)
+            model = getattr(transformers, name)(hf_config(name, config, full, classes))
+            added = len(full.tokens) - len(vocab.tokens)
+            model.load_state_dict(to_hf(encoder, head, family(name), added), strict=True)
             model.save_pretrained(tmp)
-            hf_tokenizer(vocab, config.max_len, config.segments).save_pretrained(tmp)
+            hf_tokenizer(full, config.max_len, config.segments).save_pretrained(tmp)
             diff = compare(tmp, encoder, head, sample_ids(config))
         if not diff <= TOLERANCE:
             raise ExportError(f"the exported model's logits differ from minibert's by {diff:.3g} > {TOLERANCE:g}")
