@@ -87,3 +87,15 @@ def test_every_picture_a_page_shows_is_drawn_by_the_engine_from_the_tables(built
             if (page.parent / link).resolve() not in outputs | made_by:
                 missing.setdefault(page.relative_to(ROOT).as_posix(), []).append(link)
     assert not missing, missing
+
+
+def test_every_relative_link_of_every_page_resolves(built):
+    """README, docs/ and every page under results/: each Markdown link to a file of the repository points at one."""
+    results = [p for p in (ROOT / "results").rglob("*.md") if "runs" not in p.relative_to(ROOT).parts]
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *results]
+    broken = []
+    for page in pages:
+        for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if not link.startswith(("http://", "https://", "mailto:")) and not (page.parent / link).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {link}")
+    assert len(pages) > 30 and not broken, broken

@@ -167,8 +167,9 @@ class Renderer:
         return transfer.transfer(self.answer)
 
     def templates(self) -> list[Path]:
-        """Every page's template, the README last."""
+        """Every page's template, the README last; a template named `_*.j2` is imported by pages, not one."""
         found = [p.relative_to(self.root / PAGES) for p in (self.root / PAGES).rglob("*.j2")]
+        found = [p for p in found if not p.name.startswith("_")]
         return sorted(found, key=lambda p: (p.name == "README.md.j2", p))
 
     def families(self) -> list[stats.Family]:
