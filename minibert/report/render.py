@@ -41,7 +41,18 @@ import jinja2
 from minibert.ablation import comparison
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
-from minibert.report import dyck, figures, grid_report, measurements, pairs, provenance, stats, transfer, validity
+from minibert.report import (
+    dyck,
+    figures,
+    grid_report,
+    measurements,
+    pairs,
+    provenance,
+    scaling,
+    stats,
+    transfer,
+    validity,
+)
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE, TableError
 
@@ -85,7 +96,7 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                transfer=self.transfer)  # fmt: skip
+                                transfer=self.transfer, scaling=self.scaling)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -161,6 +172,10 @@ class Renderer:
     def dyck_answer(self) -> dyck.AnswerTable:
         """The Dyck page's answer table (minibert.report.dyck), each comparison judged by `answer`."""
         return dyck.answer_table(lambda metric, a, b: self.answer("dyck", metric, a, b))
+
+    def scaling(self, name: str) -> scaling.Scaling:
+        """The compute-matched scaling page's model of grid `name` (minibert.report.scaling)."""
+        return scaling.Scaling(self.grid(name))
 
     def transfer(self) -> transfer.Transfer:
         """Dyck's comparisons judged on Dyck and on text, and whether they agree (minibert.report.transfer)."""

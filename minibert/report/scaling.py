@@ -1,0 +1,234 @@
+"""The compute-matched scaling page's figures (results/scaling.md), read from the scaling grid's table.
+
+The grid (configs/ablations/scaling.yaml) pre-trains every arm at each FLOP budget, experiment
+`scaling/pretrain/<arm>/<budget>` (a two-stage arm's rows carry its first stage's axes, so a pre-training cell is
+picked by its name), and fully fine-tunes some arms at each budget (a fine-tuning cell is picked by its axes:
+stage, arm, budget). `Scaling` says which arms and budgets the table holds, the compute behind each encoder as
+its runs recorded it, the published claims judged on fine-tuning accuracy, the leader at each budget, where two
+arms' order crosses between budgets, and what the next-token half of the two-stage arm buys; the page lays them
+out.
+
+Example:
+    >>> s = Scaling(Data.load("results/scaling"))  # doctest: +SKIP
+    >>> s.budgets[-1], [c.verdict for c in s.claims][:1]  # doctest: +SKIP
+    ('x1', ['undecided'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minibert.report import stats
+from minibert.report.query import Data, Diff, Stat
+
+NAMES = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
+         "next_token": "next-token LM", "next_token-then-mlm": "next-token LM, then MLM", "mlm-w64": "MLM, width 64",
+         "electra-w64": "ELECTRA, width 64"}  # fmt: skip
+CLOZE = ["mlm", "span", "next_token-then-mlm", "mlm-w64"]  # graded on the same 15% cloze questions
+OWN = {"mlm_causal": "left-only ceiling", "next_token": "next-token ceiling"}  # arms read against another ceiling
+# the published claims: (claim, A, B, the budgets it is read at), each on full fine-tuning accuracy, A - B by seed
+PUBLISHED = [
+    ("ELECTRA beats MLM at equal compute (Clark et al. 2020)", "electra", "mlm", slice(None)),
+    ("next-token LM is more data-efficient: better than MLM on little compute (Gisserot-Boukhlef et al. 2025)",
+     "next_token", "mlm", slice(None, 2)),
+    ("MLM gives the better encoder, given enough compute (Gisserot-Boukhlef et al. 2025)", "mlm", "next_token",
+     slice(-2, None)),
+    ("next-token LM, then MLM, beats MLM at fixed compute (Gisserot-Boukhlef et al. 2025)", "next_token-then-mlm",
+     "mlm", slice(None)),
+]  # fmt: skip
+MEASURES = [("full fine-tuning accuracy", "val/acc", "finetune"),
+            ("cloze gap to the ceiling (lower is better)", "val/gap/acc", "pretrain")]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One published claim at one budget: A - B on fine-tuning accuracy and what it says of the claim."""
+
+    text: str
+    budget: str
+    diff: Diff
+    verdict: str
+    holds: str  # "holds", "does not hold", "undecided" or "no data"
+    behind: str  # the pre-training compute behind A and B, as a share of the budget
+
+
+@dataclass(frozen=True)
+class Lead:
+    """The arm with the best mean at one budget on one measure, against every other arm."""
+
+    measure: str
+    budget: str
+    top: str  # the arm's name
+    figure: Stat | Diff
+    against: list[tuple[str, Diff]]
+
+    @property
+    def line(self) -> str:
+        lost = [b for b, c in self.against if c.verdict(self.top, b) != f"{self.top} better"]
+        standing = "best beyond noise" if not lost else "first by mean, not beyond noise against " + ", ".join(lost)
+        each = "; ".join(f"{'Against' if i == 0 else 'against'} {b}: {c.say(self.top, b)}"
+                         for i, (b, c) in enumerate(self.against))  # fmt: skip
+        return f"{self.budget}: **{self.top}** ({stats.fmt(self.figure.interval)}) is {standing}. {each}."
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Two arms whose order by mean changes between neighbouring budgets, A - B at each."""
+
+    measure: str
+    a: str
+    b: str
+    before: str
+    was: Diff
+    after: str
+    now: Diff
+
+    @property
+    def line(self) -> str:
+        beyond = all(c.verdict(self.a, self.b) not in ("undecided", "no data") for c in (self.was, self.now))
+        return (f"{self.measure}: {self.a} − {self.b}: {self.was} at {self.before}, {self.now} at {self.after}: "
+                f"{'beyond noise' if beyond else 'not beyond noise'}.")  # fmt: skip
+
+
+class Scaling:
+    """The scaling grid's table, read as the page reads it."""
+
+    def __init__(self, data: Data):
+        self.data = d = data
+        ref = d.rows(stage="pretrain", arm="mlm", metric="step").sort_values("flops")
+        self.budgets: list[str] = list(dict.fromkeys(ref["budget"]))
+        self.budget_flops = dict(zip(ref["budget"], ref["flops"]))
+        self.today = self.budget_flops[self.budgets[-1]]  # today's MLM run
+        finetuned = set(d.rows(stage="finetune")["arm"])
+        self.tuned = [a for a in NAMES if a in finetuned]
+        self.pretrained = [a for a in NAMES if d.experiments(experiment=self.experiment(a, self.budgets[-1]))]
+        self.no_pretrain = d.stat("val/acc", regime="no_pretrain")
+        # the pre-training compute behind each encoder, as its runs recorded it (a fine-tuning run: that of the
+        # checkpoint it loaded); short: more than one of its pre-training steps below the budget
+        self.spent: dict[tuple[str, str, str], float] = {}
+        self.short: list[tuple[str, str, str, float]] = []
+        for stage, arms in (("pretrain", self.pretrained), ("finetune", self.tuned)):
+            for a in arms:
+                for x in self.budgets:
+                    f = d.stat("pretrain_flops", **self.where(stage, a, x)).mean
+                    self.spent[(stage, a, x)] = f
+                    if f < self.budget_flops[x] - d.stat("flops_per_step", **self.where("pretrain", a, x)).mean:
+                        self.short.append((stage, NAMES[a], x, f))
+        self.claims = [self._claim(text, a, b, x) for text, a, b, at in PUBLISHED for x in self.budgets[at]]
+        self.leads, self.crossings = self._leads_and_crossings()
+        self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", "next_token-then-mlm", x),
+                                      self.where("pretrain", "mlm", x0)))
+                       for x0, x in zip(self.budgets, self.budgets[1:])]  # fmt: skip
+
+    @staticmethod
+    def experiment(arm: str, budget: str) -> str:
+        return f"scaling/pretrain/{arm}/{budget}"
+
+    def where(self, stage: str, arm: str, budget: str) -> dict:
+        """The selection of one cell: a pre-training cell by its name, a fine-tuning cell by its axes."""
+        if stage == "pretrain":
+            return {"experiment": self.experiment(arm, budget)}
+        return {"stage": "finetune", "arm": arm, "budget": budget}
+
+    def share(self, arm: str, budget: str) -> str:
+        """The pre-training compute behind a fine-tuned encoder, as a share of its budget."""
+        return f"{stats.number(self.spent[('finetune', arm, budget)] / self.budget_flops[budget], 100, 0)}%"
+
+    def _claim(self, text: str, a: str, b: str, x: str) -> Claim:
+        c = self.data.diff("val/acc", self.where("finetune", a, x), self.where("finetune", b, x))
+        v = c.verdict(NAMES[a], NAMES[b])
+        holds = "holds" if v == f"{NAMES[a]} better" else v if v in ("undecided", "no data") else "does not hold"
+        return Claim(text, x, c, v, holds, f"{self.share(a, x)}, {self.share(b, x)}")
+
+    def claim_rows(self) -> list[list]:
+        return [[c.text, c.budget, c.diff, c.verdict, c.holds, c.behind] for c in self.claims]
+
+    def claim_outcomes(self) -> list[tuple[str, str]]:
+        """(claim, where it holds, fails and is undecided) for each published claim."""
+        out = []
+        for text, *_ in PUBLISHED:
+            mine = [c for c in self.claims if c.text == text]
+            words = [w for w in ("holds", "does not hold", "undecided") if any(c.holds == w for c in mine)]
+            said = [f"{w} at {', '.join(c.budget for c in mine if c.holds == w)}" for w in words]
+            out.append((text, "; ".join(said)))
+        return out
+
+    def drawn(self) -> list[tuple[str, Diff]]:
+        """The claims as the forest figure draws them."""
+        by = {t: (a, b) for t, a, b, _ in PUBLISHED}
+        return [(f"{NAMES[by[c.text][0]]} vs {NAMES[by[c.text][1]]}, {c.budget}", c.diff) for c in self.claims]
+
+    def _leads_and_crossings(self) -> tuple[list[Lead], list[Crossing]]:
+        d, leads, crossings = self.data, [], []
+        for what, metric, stage in MEASURES:
+            arms = self.tuned if stage == "finetune" else CLOZE
+            lower = "gap" in metric
+            for x in self.budgets:
+                means = [(d.stat(metric, **self.where(stage, a, x)).mean, a) for a in arms]
+                top = sorted((m if lower else -m, a) for m, a in means)[0][1]
+                against = [(NAMES[a], d.diff(metric, self.where(stage, top, x), self.where(stage, a, x)))
+                           for a in arms if a != top]  # fmt: skip
+                w = self.where(stage, top, x)
+                figure = d.between("val/ceiling/acc", "val/acc", **w) if lower else d.stat(metric, **w)
+                leads.append(Lead(what, x, NAMES[top], figure, against))
+            for i, a in enumerate(arms):
+                for b in arms[i + 1 :]:
+                    for x0, x in zip(self.budgets, self.budgets[1:]):
+                        c0 = d.diff(metric, self.where(stage, a, x0), self.where(stage, b, x0))
+                        c1 = d.diff(metric, self.where(stage, a, x), self.where(stage, b, x))
+                        if (c0.mean > 0) != (c1.mean > 0):
+                            crossings.append(Crossing(what, NAMES[a], NAMES[b], x0, c0, x, c1))
+        return leads, crossings
+
+    def further(self) -> int:
+        """The paired comparisons the page shows besides the claims."""
+        return sum(len(lead.against) for lead in self.leads) + 2 * len(self.crossings) + len(self.halves)
+
+    def label(self, arm: str, within: str = " ({})") -> str:
+        return NAMES[arm] + (within.format(OWN[arm]) if arm in OWN else "")
+
+    def gap_series(self) -> dict[str, list]:
+        """Each cloze arm's gap to the ceiling against the pre-training FLOPs it spent (1 = today's MLM run)."""
+
+        def point(a: str, x: str) -> tuple[float, Diff]:
+            gap = self.data.between("val/ceiling/acc", "val/acc", **self.where("pretrain", a, x))
+            return self.spent[("pretrain", a, x)] / self.today, gap
+
+        arms = [a for a in self.pretrained if a not in ("electra", "electra-w64")]
+        return {self.label(a, " (its {})"): [point(a, x) for x in self.budgets] for a in arms}
+
+    def gap_rows(self) -> list[list[str]]:
+        """Per pre-trained arm and budget: the steps its budget bought, then its gap (ELECTRA: its detection
+        accuracy beside calling every token original)."""
+        rows = []
+        for a in self.pretrained:
+            cells = [self.label(a)]
+            for x in self.budgets:
+                w = self.where("pretrain", a, x)
+                steps = f"{stats.number(self.data.stat('step', **w).mean, 1, 0)} steps: "
+                if a.startswith("electra"):
+                    every = self.data.stat("val/acc", **w)
+                    original = stats.number(self.data.stat("val/acc", "original", **w).n / every.n)
+                    cells.append(f"{steps}detection {every}; all-original {original}")
+                else:
+                    cells.append(steps + stats.fmt(self.data.between("val/ceiling/acc", "val/acc", **w).interval))
+            rows.append(cells)
+        return rows
+
+    def finetune_series(self) -> dict[str, list]:
+        """Each fine-tuned arm's accuracy against the pre-training FLOPs behind it, and no pre-training across."""
+        series = {NAMES[a]: [(self.spent[("finetune", a, x)] / self.today,
+                              self.data.stat("val/acc", **self.where("finetune", a, x))) for x in self.budgets]
+                  for a in self.tuned}  # fmt: skip
+        xs = [x for points in series.values() for x, _ in points]
+        series["no pre-training (0 FLOPs, drawn across)"] = [(min(xs), self.no_pretrain), (max(xs), self.no_pretrain)]
+        return series
+
+    def finetune_rows(self) -> tuple[list[list], list[list[str]]]:
+        """(accuracy, SD over seeds) per fine-tuned arm and budget."""
+        rows, sds = [], []
+        for a in self.tuned:
+            found = [self.data.stat("val/acc", **self.where("finetune", a, x)) for x in self.budgets]
+            rows.append([NAMES[a], *found])
+            sds.append([NAMES[a], *(stats.number(s.sd, 100, 2) for s in found)])
+        return rows, sds
