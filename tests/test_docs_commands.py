@@ -169,7 +169,7 @@ def test_a_command_with_a_wrong_option_fails_its_dry_run(scratch, monkeypatch):
     from minibert.training.cli import main
 
     with contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit) as done:
-        main(["fit", "-c", "configs/pretrain.yaml", "--trainer.max_stepz", "3", "--print_config"])
+        main(["fit", "-c", "configs/pretrain.yaml", "--trainer.max_stepz", "3"])  # refused before anything runs
     assert done.value.code == 2
     with contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit) as done:
         load("scripts/ablate.py").parse_args(["--seedz", "3"])
