@@ -13,8 +13,8 @@ import platform
 from datetime import UTC, datetime
 from pathlib import Path
 
-from minibert.ablation.comparison import Design, judge
 from minibert.atomic_writes import write_atomic
+from minibert.report.comparison import Design, judge
 from minibert.report.query import Data
 from minibert.stats import betting
 

@@ -15,7 +15,7 @@ of --arms runs against each of the others on --metric. Either way seed s gives e
 stream and, where shapes match, initial weights; after each seed every pair still undecided looks at its
 confidence sequence (anytime-valid, so looking after every seed costs nothing), Bonferroni across the pairs, and
 stops when the sign is decided, when the interval lies inside ±--margin (equivalent), at the cap, or before a
-seed that would pass --minutes (a stop at any look keeps the sequence's promise; minibert.ablation.comparison,
+seed that would pass --minutes (a stop at any look keeps the sequence's promise; minibert.report.comparison,
 docs/statistics.md). Runs go through scripts/ablate.py into --out, so a killed comparison resumes where it
 stopped when the same command is run again, and a larger --max-seeds extends it (the sequence continues; it
 never starts over). The verdicts are printed and written to <out>/comparisons/<name>.md and .json.
@@ -43,7 +43,11 @@ from pathlib import Path
 
 import yaml
 
-from minibert.ablation.comparison import (
+from minibert.ablation.grid import GridError, load_grid
+from minibert.atomic_writes import write_atomic
+from minibert.pairs.keys import PROBE, ZERO_SHOT
+from minibert.report import render
+from minibert.report.comparison import (
     ComparisonError,
     Design,
     Pair,
@@ -56,10 +60,6 @@ from minibert.ablation.comparison import (
     value_range,
     write_record,
 )
-from minibert.ablation.grid import GridError, load_grid
-from minibert.atomic_writes import write_atomic
-from minibert.pairs.keys import PROBE, ZERO_SHOT
-from minibert.report import render
 from minibert.report.query import Data
 from minibert.report.table import FILE
 from minibert.stats.betting import first_bound

@@ -58,7 +58,7 @@ def default_grid(tmp_path_factory):
     its return code, stderr, wall time and collected results."""
     import time
 
-    from minibert.ablation import accuracies
+    from minibert.stats import accuracies
     from minibert.report.table import read
 
     out = tmp_path_factory.mktemp("default_grid")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from minibert.ablation.intervals import difference_interval
 from minibert.stats.bootstrap import clustered, paired_differences_with_questions
+from minibert.stats.intervals import difference_interval
 
 # simulations of thousands of experiments: claim tests, with the other claims (`pytest -m slow`)
 pytestmark = pytest.mark.slow

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from minibert.ablation.comparison import Design, Pair, as_diff, judge
-from minibert.ablation.comparison import table as table_lines
 from minibert.report import table
+from minibert.report.comparison import Design, Pair, as_diff, judge
+from minibert.report.comparison import table as table_lines
 from minibert.report.query import Data
 from minibert.stats.betting import decide, first_bound, stops
 
@@ -167,7 +167,7 @@ def test_every_seed_counts_at_its_value_and_failures_are_counted_per_arm(tmp_pat
 
 
 def test_a_figure_outside_its_range_or_a_metric_of_unknown_range_is_refused(tmp_path):
-    from minibert.ablation.comparison import ComparisonError
+    from minibert.report.comparison import ComparisonError
 
     pair = Pair("x/a", "x/b", "val/loss")
     with pytest.raises(ComparisonError, match="range is not known"):
@@ -197,7 +197,7 @@ def test_a_record_judged_by_the_t_based_sequence_is_judged_again_by_the_betting_
     judged again by the betting sequence, which has nothing to tune, and says what it was first judged by; a
     design whose bounds or sequence change is another question, and a sequence this code does not know is
     refused."""
-    from minibert.ablation.comparison import ComparisonError
+    from minibert.report.comparison import ComparisonError
 
     a = {s: 0.80 + 0.01 * (s % 3) for s in range(6)}
     b = {s: 0.58 + 0.01 * (s % 2) for s in range(6)}
@@ -369,7 +369,7 @@ def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_s
     set's term (`_shared_set`), it stays below 5% (the audited mistake: intervals without validation error)."""
     import numpy as np
 
-    from minibert.ablation.comparison import _shared_set
+    from minibert.report.comparison import _shared_set
 
     rng, n, p, experiments, seeds = np.random.default_rng(0), 2000, 0.6, 1000, 400
     se = np.sqrt(2 * p * (1 - p) / n)
@@ -405,7 +405,7 @@ def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_t
     the documents' term it bounds from the first 10 seeds, though no set is shared: with no true difference over
     documents, a winner is called at most 5% of the time over 400 seeds, against more than 30% of the time from
     the seeds alone."""
-    from minibert.ablation.comparison import _shared_set
+    from minibert.report.comparison import _shared_set
 
     rng, experiments, logged = np.random.default_rng(1), 300, 10
     wrong = {"seeds only": 0, "with the documents' term": 0}
@@ -446,7 +446,7 @@ def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and
     and only the comparison's own seeds enter it: runs of another grid under the same names do not."""
     from scipy.stats import norm
 
-    from minibert.ablation.comparison import _shared_set
+    from minibert.report.comparison import _shared_set
 
     rng, experiments = np.random.default_rng(4), 400
     zero = covered = covered_by_estimate = 0

@@ -4,7 +4,7 @@ tests/test_dyck_pages.py.)"""
 
 import pytest
 
-from minibert.ablation.intervals import accuracy_interval, difference_interval
+from minibert.stats.intervals import accuracy_interval, difference_interval
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ import matplotlib
 import numpy as np
 import pytest
 
-from minibert.ablation.intervals import Interval
 from minibert.report import figures
 from minibert.report.query import Diff, Stat
+from minibert.stats.intervals import Interval
 
 ARMS = [f"objective number {i} with a long descriptive name" for i in range(12)]
 

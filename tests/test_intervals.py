@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from minibert.ablation.intervals import accuracy_interval, difference_interval, reference_difference, t95
+from minibert.stats.intervals import accuracy_interval, difference_interval, reference_difference, t95
 
 
 @pytest.mark.parametrize("df,expected", [(1, 12.706), (2, 4.303), (10, 2.228), (25, 2.060), (45, 2.014), (200, 1.972)])

@@ -15,12 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from minibert.ablation import accuracies
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
 from minibert.ablation.runner import Run
 from minibert.checkout import without_absolute_paths
 from minibert.report import grid_report, table
 from minibert.report.grid_report import ReportError
+from minibert.stats import accuracies
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = accuracies.measure("accuracy").label
@@ -213,7 +213,7 @@ def arms() -> list[dict]:
 
 def record(folder: Path, name: str, pairs: list[tuple[str, str, str]], first_seed: int, looks: int) -> None:
     """A comparison as scripts/compare.py records it: its design (pairs, margin, cap) and the seeds each ran."""
-    from minibert.ablation.comparison import Design, Pair
+    from minibert.report.comparison import Design, Pair
 
     design = Design([Pair(a, b, m) for a, b, m in pairs], margin=0.01, cap=10, first_seed=first_seed)
     (folder / "comparisons").mkdir(exist_ok=True)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import jinja2
 
-from minibert.ablation import accuracies, comparison
 from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
-from minibert.report import curves, figures, provenance, stats, table
+from minibert.report import comparison, curves, figures, provenance, stats, table
 from minibert.report.query import Data, Diff
 from minibert.report.stats import Interval
+from minibert.stats import accuracies
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
                                lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
@@ -80,7 +80,7 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
     """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
-    table by its own sequential rule (minibert.ablation.comparison.judge) over the seeds it ran: the figure is
+    table by its own sequential rule (minibert.report.comparison.judge) over the seeds it ran: the figure is
     the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
     answers = []
     for path in sorted((out / "comparisons").glob("*.json")):

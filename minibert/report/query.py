@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from minibert.ablation import accuracies
 from minibert.report import provenance, stats, table
 from minibert.report.stats import Interval
-from minibert.stats import bootstrap
+from minibert.stats import accuracies, bootstrap
 
 LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which

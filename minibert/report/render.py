@@ -14,7 +14,7 @@ grids' tables, so none is typed. A template sees:
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
 - `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`;
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
-  (minibert.ablation.comparison.Recorded);
+  (minibert.report.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
 - `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
 - `answer(name, metric, a, b)`: A - B judged once (a recorded comparison's sequence where one holds the pair);
@@ -38,10 +38,10 @@ from pathlib import Path
 
 import jinja2
 
-from minibert.ablation import comparison
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import (
+    comparison,
     dyck,
     figures,
     grid_report,

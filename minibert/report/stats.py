@@ -1,6 +1,6 @@
 """The statistics every page uses: one interval per kind of quantity, one verdict, one formatter.
 
-- An accuracy over seeds: `minibert.ablation.intervals.accuracy_interval`, seed spread plus the sampling of
+- An accuracy over seeds: `minibert.stats.intervals.accuracy_interval`, seed spread plus the sampling of
   the validation questions when every seed graded the same set (when each seed drew its own, the spread over
   seeds holds that error already).
 - Any other figure over seeds (a loss, a probe's UUAS, a count): the t-interval over seeds.
@@ -21,7 +21,7 @@ import math
 import statistics
 from collections.abc import Mapping
 
-from minibert.ablation.intervals import (
+from minibert.stats.intervals import (
     NAN,
     Interval,
     accuracy_interval,

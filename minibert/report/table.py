@@ -39,10 +39,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from minibert.ablation import accuracies
 from minibert.ablation.grid import Grid
 from minibert.atomic_writes import write_atomic
 from minibert.report.axes import grid_axes
+from minibert.stats import accuracies
 
 FILE = "results.csv"
 DOCUMENTS = "documents.csv"

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as scipy_stats
 
-from minibert.ablation import intervals
+from minibert.stats import intervals
 from minibert.stats.failures import clopper_pearson
 from minibert.stats.holm import holm
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from minibert.ablation.intervals import NAN, Interval
+from minibert.stats.intervals import NAN, Interval
 
 ALPHA = 0.05
 FRACTIONS = 1 - np.array([7 / 8, 3 / 4, 1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128])  # the bets averaged over
@@ -138,7 +138,7 @@ def sequence(
     """The confidence sequence of the mean per-seed difference: one interval per look (seeds in run order), all
     of which hold at once with probability at least 1 - alpha for independent differences in `bounds`, of any
     distribution. Each is the intersection of the looks so far, widened by `widen` on each side (a shared
-    validation set's own error; minibert.ablation.comparison).
+    validation set's own error; minibert.report.comparison).
 
     >>> [(round(iv.lo, 2), round(iv.hi, 2)) for iv in sequence([0.4] * 15)][-1]
     (0.05, 0.55)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minibert.ablation.intervals import Interval
+from minibert.stats.intervals import Interval
 
 
 @dataclass(frozen=True)

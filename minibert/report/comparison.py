@@ -28,13 +28,12 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from minibert.ablation import accuracies
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.report.query import LOWER_IS_BETTER, Data, Diff
 from minibert.report.stats import Interval
 from minibert.report.table import split
-from minibert.stats import betting
+from minibert.stats import accuracies, betting
 from minibert.stats.betting import ALPHA, SequentialVerdict
 from minibert.stats.failures import ArmFailures, compare_failures
 
