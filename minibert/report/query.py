@@ -322,13 +322,12 @@ class Data:
         bound (e.g. {"wall_time_s": 600}); None when none does."""
         ranked = sorted((self.stat(cost, experiment=e).mean, e) for e in self.experiments()
                         if self.find(metric, experiment=e) and self.find(reference, experiment=e))  # fmt: skip
-        for _, e in ranked:
-            if any(self.stat(k, experiment=e).mean > v for k, v in (limits or {}).items()):
-                continue
-            c = self.between(metric, reference, experiment=e)
-            if c.seeds >= seeds and c.verdict() == "A better":  # fewer seeds: not judged, so not in the family
-                return e
-        return None
+        within = [e for _, e in ranked if all(self.stat(k, experiment=e).mean <= v for k, v in (limits or {}).items())]
+        # every candidate's question is asked, whatever the answers, so the family does not depend on them;
+        # fewer seeds than `seeds`: not judged, so not in the family
+        judged = {e: c for e in within if (c := self.between(metric, reference, experiment=e)).seeds >= seeds}
+        verdicts = {e: c.verdict() for e, c in judged.items()}
+        return next((e for e in judged if verdicts[e] == "A better"), None)
 
     def total(self, metric: str = "wall_time_s", **where: Any) -> float:
         """The sum of `metric` over the selected runs (e.g. their own wall time)."""

@@ -268,7 +268,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
             grid_report.collect(grid, renderer.data(out))
         for template in templates:
             renderer.ask(template)
-    except (QueryError, TableError, GridError, jinja2.TemplateError) as err:
+    except (QueryError, TableError, GridError, jinja2.TemplateError, stats.LateQuestion) as err:
         raise ReportError(str(err)) from None
     renderer.freeze()
     renderer.frozen = True
@@ -278,7 +278,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
     for template in templates:
         try:
             page, text = renderer.render(template)
-        except (QueryError, jinja2.TemplateError) as err:
+        except (QueryError, jinja2.TemplateError, stats.LateQuestion) as err:
             raise ReportError(f"{PAGES / template}: {err}") from None
         old = page.read_text() if page.is_file() else None
         if old != text:

@@ -120,7 +120,7 @@ class Family:
 
     def sign(self, iv: Interval) -> int:
         """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0.
-        One not asked while collecting is held to Bonferroni's alpha / (K + 1) beside the K that were."""
+        LateQuestion for one not asked while collecting: a family chosen after seeing the answers holds nothing."""
         side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
         key = self.key(iv)
         if self.holds is None:
@@ -128,7 +128,9 @@ class Family:
             return side
         if key in self.p:
             return side if key in self.holds else 0
-        return side if p_value(iv) <= 0.05 / (len(self.p) + 1) else 0
+        raise LateQuestion(f"{self.name or 'a table'}: a paired comparison was asked after its family was frozen "
+                           f"({iv.mean:+.4g}, {iv.lo:+.4g} to {iv.hi:+.4g}): a page must ask every question it judges "
+                           "while the families collect, whatever the answers")  # fmt: skip
 
     def freeze(self, alpha: float = 0.05) -> int:
         """Decide: Holm's step-down over the collected p-values; returns the family's size."""
@@ -144,6 +146,10 @@ class Family:
         """'3 of 54 decided (27 one by one)': what Holm decided, and what each interval alone would have."""
         alone = sum(p < 0.05 for p in self.p.values())
         return f"{len(self.holds or ())} of {len(self.p)} decided ({alone} one by one)"
+
+
+class LateQuestion(ValueError):
+    """A verdict asked of a frozen family that never collected its question."""
 
 
 def family_note(families: list[Family]) -> str:
