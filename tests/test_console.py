@@ -28,7 +28,10 @@ def test_a_run_prints_no_third_party_noise_and_counts_steps(tmp_path):
 
 
 def test_the_grid_runner_reads_its_pace_in_runs_a_minute(tmp_path):
-    out = _run(["scripts/ablate.py", "--grid", "configs/ablations/pairs.yaml", "--only", "pairs/dyck/pretrain/mlm",
-                "--quick", "--seeds", "1", "--workers", "1", "--out", str(tmp_path)], tmp_path)  # fmt: skip
+    from tests.test_ablate import tiny_grid  # one pre-training run of 4 steps
+
+    grid = tiny_grid(tmp_path / "grid.yaml")
+    out = _run(["scripts/ablate.py", "--grid", str(grid), "--only", "pretrain/bidirectional", "--seeds", "1",
+                "--workers", "1", "--out", str(tmp_path / "out")], tmp_path)  # fmt: skip
     assert "run/s" not in out and "s/run" not in out
     assert re.search(r"\d+\.\d runs/min", out), out
