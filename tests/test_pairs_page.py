@@ -117,3 +117,17 @@ def test_a_grid_that_graded_pairs_shows_them_first_with_their_floor_and_one_that
     assert row[4] == str(with_pairs.stat("val/pairs/floor/trigram/acc", experiment="pairs/dyck/pretrain/mlm"))
     without = Data(pd.DataFrame([r for r in validity_rows("dyck", 1)], columns=[*table.FIRST, *table.LAST]))
     assert grid_report.overview(without).header == ["experiment", "seeds", "accuracy", "ceiling", "gap"]
+
+
+def test_the_distance_figure_draws_its_arms_in_one_order_whatever_the_hash_seed():
+    """A set's order changes with PYTHONHASHSEED; the arms of a figure must not, or every build redraws the
+    committed picture with other colours."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("from minibert.report.render import Renderer; "
+             "print(list(Renderer('.').pairs('pairs', 'validity').by_distance('dyck')))")  # fmt: skip
+    orders = {subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True,
+                             env=os.environ | {"PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}  # fmt: skip
+    assert len(orders) == 1, orders

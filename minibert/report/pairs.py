@@ -99,7 +99,9 @@ class PairsPage:
         if not names:
             raise QueryError(f"{data.out}: no experiment named {PREFIX}/<language>/pretrain/<arm>")
         self.languages = list(dict.fromkeys(n[1] for n in names))
-        self._arms = {lang: sorted({n[3] for n in names if n[1] == lang}, key=lambda a: a != CONTROL)
+        # each language's arms in the table's order, the control first (a set's order would change with the
+        # process's hash seed, and with it the colours of every figure drawn from them)
+        self._arms = {lang: sorted(dict.fromkeys(n[3] for n in names if n[1] == lang), key=lambda a: a != CONTROL)
                       for lang in self.languages}  # fmt: skip
         self.control = CONTROL
 
