@@ -58,6 +58,28 @@ def test_a_damaged_table_is_one_line_naming_where_with_status_2(tmp_path, capsys
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "fragment"),
+    [
+        ("curves.csv", "", "not a curves table"),
+        ("curves.csv", "experiment,seed\ne,0\n", "lacks the column(s) metric, step, value"),
+        ("curves.csv", "experiment,seed,metric,step,value\ne,0,train/loss,ten,0.5\n", "line 2, column step"),
+        ("code.csv", "", "not a code table"),
+        ("code.csv", "code,file\nabc,minibert/model.py\n", "lacks the column(s) hash"),
+    ],
+    ids=["empty curves", "curves without columns", "a step that is text", "empty code", "code without hashes"],
+)
+def test_a_damaged_table_beside_the_results_is_one_line_too(tmp_path, capsys, name, text, fragment):
+    root = _checkout(tmp_path, GOOD)
+    (root / "results/pairs" / name).write_text(text)
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    for argv in ([], ["--check"]):
+        assert main(["--root", str(root), *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and fragment in err[0] and f"results/pairs/{name}" in err[0], err
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # nothing written
+
+
 def test_a_wrong_place_is_an_error_not_a_silent_pass(tmp_path, capsys, monkeypatch):
     assert main(["--root", str(tmp_path / "nowhere"), "--check"]) == 2
     assert "no such folder" in capsys.readouterr().err

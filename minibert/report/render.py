@@ -42,6 +42,7 @@ from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import (
     comparison,
+    curves,
     dyck,
     figures,
     grid_report,
@@ -263,6 +264,8 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
     try:
         for out in outs:  # every table read, and checked, before anything asks it which grid it holds
             renderer.data(out)
+            curves.read(out)  # and the narrow tables beside it
+            provenance.read(out)
         grids = [(out, grid_report.grid_of(out, root)) for out in outs]
         for out, grid in grids:
             grid_report.collect(grid, renderer.data(out))
@@ -274,11 +277,14 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
     renderer.frozen = True
     for out, grid in grids:
         pages = renderer.readers.get(out.resolve(), [])
-        changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
+        try:
+            changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
+        except (QueryError, TableError, stats.LateQuestion) as err:
+            raise ReportError(str(err)) from None
     for template in templates:
         try:
             page, text = renderer.render(template)
-        except (QueryError, jinja2.TemplateError, stats.LateQuestion) as err:
+        except (QueryError, TableError, jinja2.TemplateError, stats.LateQuestion) as err:
             raise ReportError(f"{PAGES / template}: {err}") from None
         old = page.read_text() if page.is_file() else None
         if old != text:
