@@ -7,14 +7,13 @@ wall time the grid's own runs recorded (two runs at once, as compare.py's defaul
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
 
 from minibert.atomic_writes import write_atomic
-from minibert.report.comparison import Design, judge
+from minibert.report.comparison import judge, load_record
 from minibert.report.query import Data
 from minibert.stats import betting
 
@@ -30,8 +29,8 @@ OUT = ROOT / "results/compare/sequence_cost.md"
 def main() -> None:
     lines = []
     for folder, name in RECORDS:
-        body = json.loads((ROOT / folder / "comparisons" / f"{name}.json").read_text())
-        design, data = Design.from_json(body["design"]), Data.load(ROOT / folder)
+        body = load_record(ROOT / folder / "comparisons" / f"{name}.json")
+        design, data = body["design"], Data.load(ROOT / folder)
         wall = data.frame.query("metric == 'wall_time_s'")
         arms = {a for p in design.pairs for a in (p.a, p.b)}
         per_seed = wall[wall.experiment.isin(arms)].groupby("experiment").value.mean().sum() / 2  # 2 workers

@@ -19,7 +19,6 @@ Exit code 0 when every run succeeded, 1 when some failed (each is listed with it
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -124,7 +123,7 @@ from minibert.ablation.preflight import preflight  # noqa: E402
 from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
 from minibert.report import render  # noqa: E402
 from minibert.report.grid_report import ReportError, record  # noqa: E402
-from minibert.report.table import grid_of_table  # noqa: E402
+from minibert.report.table import TableError, grid_of_table, read_json  # noqa: E402
 
 
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
@@ -194,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         experiments = grid.select(args.only.split(",") if args.only else None)
         with OutLock(out):
             return run_grid(args, argv, grid, experiments, out, start)
-    except (GridError, ReportError, render.ReportError) as err:
+    except (GridError, ReportError, render.ReportError, TableError) as err:
         print(f"ablate.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Busy as err:
@@ -218,7 +217,7 @@ def check_quick(out: Path, quick: bool) -> None:
     """A folder holds runs of one kind: a table made at a grid's quick budget is never joined by real runs, nor
     the other way round (run.json records `quick`)."""
     made = out / "run.json"
-    if made.is_file() and bool(json.loads(made.read_text()).get("quick")) != quick:
+    if made.is_file() and bool(read_json(made).get("quick")) != quick:
         kind = "with --quick (a tiny budget)" if not quick else "at the grid's real budgets"
         raise GridError(f"{out} holds a table made {kind}: give this run another --out")
 
@@ -303,7 +302,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
     if args.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
         written = []
     elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
-        made = json.loads((out / "run.json").read_text())
+        made = read_json(out / "run.json")
         written = record(
             out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report, ROOT
         )

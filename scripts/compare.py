@@ -61,7 +61,7 @@ from minibert.report.comparison import (
     write_record,
 )
 from minibert.report.query import Data
-from minibert.report.table import FILE
+from minibert.report.table import FILE, TableError
 from minibert.stats.betting import first_bound
 
 try:  # imported from the checkout (tests), or run as `python scripts/compare.py` beside it
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                                   f"after {first} seeds; give at least that")  # fmt: skip
         looks: dict[str, int] = {}
         if recorded is not None:
-            before = Design.from_json(recorded["design"])
+            before = recorded["design"]
             design = replace(design, earlier=before.earlier)  # what it was first judged by, if not this sequence
             if why := design.same_question(before, scale):
                 raise ComparisonError(f"{_rel(path)} records another comparison ({why}): give another --name, "
@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
             looks = {k: int(v) for k, v in recorded["looks"].items()}
             extended = before.extended_from + ([before.cap] if design.cap > before.cap else [])
             design = replace(design, extended_from=extended)
-    except (ComparisonError, GridError) as err:
+    except (ComparisonError, GridError, TableError) as err:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         print(f"compare.py: error: {err}", file=sys.stderr)

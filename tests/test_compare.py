@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -351,6 +352,18 @@ def test_bad_input_is_one_line_with_status_2_before_anything_trains(tmp_path, sc
     assert err and fragment in err[-1] and "Traceback" not in "\n".join(err)
     assert err[-1].startswith("compare.py: error:") or "usage: compare.py" in "\n".join(err)
     assert not (tmp_path / "out" / "runs").exists()  # nothing trained
+
+
+def test_a_damaged_record_is_one_line_and_left_as_it_is(compared, scripts, capsys, tmp_path):
+    _, out, argv, _ = compared
+    damaged = tmp_path / "damaged"
+    shutil.copytree(out, damaged, ignore=shutil.ignore_patterns("runs"))
+    (damaged / "comparisons" / "c.json").write_text('{"design": ')
+    moved = [*argv[: argv.index("--out") + 1], str(damaged), *argv[argv.index("--out") + 2 :]]
+    assert scripts("compare").main(moved) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("compare.py: error:") and "c.json: not JSON (line 1" in err[0]
+    assert (damaged / "comparisons" / "c.json").read_text() == '{"design": '
 
 
 def test_another_margin_on_a_recorded_comparison_is_refused_not_overwritten(compared, scripts, capsys):

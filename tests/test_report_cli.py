@@ -66,11 +66,26 @@ def test_a_damaged_table_is_one_line_naming_where_with_status_2(tmp_path, capsys
         ("curves.csv", "experiment,seed,metric,step,value\ne,0,train/loss,ten,0.5\n", "line 2, column step"),
         ("code.csv", "", "not a code table"),
         ("code.csv", "code,file\nabc,minibert/model.py\n", "lacks the column(s) hash"),
+        ("run.json", "{broken", "not JSON (line 1, column 2"),
+        ("comparisons/x.json", "{}", "lacks design, looks"),
+        ("comparisons/x.json", "[1]", "a JSON list, not an object"),
+        ("comparisons/x.json", '{"design": {}, "looks": {}}', "its design does not read"),
     ],
-    ids=["empty curves", "curves without columns", "a step that is text", "empty code", "code without hashes"],
+    ids=[
+        "empty curves",
+        "curves without columns",
+        "a step that is text",
+        "empty code",
+        "code without hashes",
+        "run.json",
+        "record without design",
+        "record not an object",
+        "record with a broken design",
+    ],
 )
-def test_a_damaged_table_beside_the_results_is_one_line_too(tmp_path, capsys, name, text, fragment):
+def test_a_damaged_table_or_record_beside_the_results_is_one_line_too(tmp_path, capsys, name, text, fragment):
     root = _checkout(tmp_path, GOOD)
+    (root / "results/pairs" / name).parent.mkdir(exist_ok=True)
     (root / "results/pairs" / name).write_text(text)
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
     for argv in ([], ["--check"]):

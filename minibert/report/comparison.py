@@ -32,7 +32,7 @@ from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.report.query import LOWER_IS_BETTER, Data, Diff
 from minibert.report.stats import Interval
-from minibert.report.table import split
+from minibert.report.table import TableError, read_json, split
 from minibert.stats import accuracies, betting
 from minibert.stats.betting import ALPHA, SequentialVerdict
 from minibert.stats.failures import ArmFailures, compare_failures
@@ -419,13 +419,24 @@ class Recorded:
 
 def recorded(folder: str | Path, name: str, data) -> Recorded:
     """The comparison `folder/comparisons/<name>.json` judged on `data`, the table of `folder`."""
-    body = json.loads((Path(folder) / "comparisons" / f"{name}.json").read_text())
-    design = Design.from_json(body["design"])
-    return Recorded(design, judge(data, design, body["looks"], body.get("diffs")), body.get("wall_s"))
+    path = Path(folder) / "comparisons" / f"{name}.json"
+    body = load_record(path)
+    if body is None:
+        raise TableError(f"{path}: no such record: give the name of a comparison recorded in {folder}/comparisons")
+    return Recorded(body["design"], judge(data, body["design"], body["looks"], body.get("diffs")), body.get("wall_s"))
 
 
 def load_record(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
+    """A comparison's record with its design read (`design`: a Design), None where there is none; TableError in
+    one line for a record that is damaged."""
+    if not path.is_file():
+        return None
+    body = read_json(path, ("design", "looks"))
+    try:
+        return body | {"design": Design.from_json(body["design"])}
+    except (KeyError, TypeError, ValueError) as err:
+        raise TableError(f"{path}: its design does not read ({type(err).__name__}: {err}): restore it "
+                         f"(git checkout -- {path})") from None  # fmt: skip
 
 
 def write_record(path: Path, design: Design, looks: dict[str, int], judged: list[Judged], text: list[str],

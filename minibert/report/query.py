@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +137,7 @@ class Data:
     @classmethod
     def load(cls, out: str | Path) -> Data:
         out = Path(out)
-        made = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else {}
+        made = table.read_json(out / "run.json") if (out / "run.json").is_file() else {}
         return cls(table.read(out), made, str(out))
 
     @functools.cached_property

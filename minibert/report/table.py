@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -173,6 +174,24 @@ def read(out: str | Path) -> pd.DataFrame:
         table = pd.concat([table, documents], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
     return table
+
+
+def read_json(path: str | Path, keys: tuple[str, ...] = ()) -> dict:
+    """A JSON record beside a table (`run.json`, a comparison's record); TableError, in one line naming the file
+    (and the line and column), for one that does not parse, is not an object, or lacks one of `keys`."""
+    path = Path(path)
+    restore = f"restore it (git checkout -- {path}) or make it again with the command that wrote it"
+    try:
+        body = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise TableError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}): {restore}") from None
+    except UnicodeDecodeError:
+        raise TableError(f"{path}: not text: {restore}") from None
+    if not isinstance(body, dict):
+        raise TableError(f"{path}: a JSON {type(body).__name__}, not an object: {restore}")
+    if missing := [k for k in keys if k not in body]:
+        raise TableError(f"{path}: lacks {', '.join(missing)}: {restore}")
+    return body
 
 
 def _restore(out: str | Path) -> str:
