@@ -21,10 +21,13 @@ grids' tables, so none is typed. A template sees:
   `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck); `transfer()`: Dyck's comparisons judged on
   Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
-  where it exists (minibert.report.pairs.PairsPage);
+  where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
+  (minibert.report.scaling.Scaling);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
-Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page.
+Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page. A template named
+`_*.j2` (configs/pages/_shared.j2) is imported by pages, never rendered as one. Every page that reads a table ends
+with its families' line and a line saying which code made each table (minibert.report.provenance).
 """
 
 from __future__ import annotations
