@@ -22,7 +22,8 @@ grids' tables, so none is typed. A template sees:
   Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
-  (minibert.report.scaling.Scaling);
+  (minibert.report.scaling.Scaling); `writeup()`: the write-up reproduced figure by figure
+  (minibert.report.writeup.WriteUp, its published figures from configs/ablations/default.yaml);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page. A template named
@@ -56,6 +57,7 @@ from minibert.report import (
     stats,
     transfer,
     validity,
+    writeup,
 )
 from minibert.report.query import Data, QueryError, markdown_table
 from minibert.report.table import FILE, TableError
@@ -100,7 +102,7 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                transfer=self.transfer, scaling=self.scaling)  # fmt: skip
+                                transfer=self.transfer, scaling=self.scaling, writeup=self.writeup)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -180,6 +182,11 @@ class Renderer:
     def scaling(self, name: str) -> scaling.Scaling:
         """The compute-matched scaling page's model of grid `name` (minibert.report.scaling)."""
         return scaling.Scaling(self.grid(name))
+
+    def writeup(self) -> writeup.WriteUp:
+        """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
+        grid = grid_report.grid_of(self.root / grid_dir("default"), self.root)
+        return writeup.WriteUp(self.grid("default"), self.grid("probes"), grid)
 
     def transfer(self) -> transfer.Transfer:
         """Dyck's comparisons judged on Dyck and on text, and whether they agree (minibert.report.transfer)."""
