@@ -3,6 +3,7 @@ ceilings or references and the write-up's single runs, which the grid quotes (`r
 configs/ablations/default.yaml), with whether the two differ by more than noise.
 
 Example:
+    >>> from minibert.ablation.grid import load_grid
     >>> w = WriteUp(Data.load("results"), Data.load("results/probes"), load_grid("configs/ablations/default.yaml"))
     >>> w.far.label  # doctest: +SKIP
     'never graded on a visible token (`p_mask=1`): kept positions'
