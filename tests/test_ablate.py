@@ -143,8 +143,8 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
         {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
     )
     assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {
-        "results.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html", "claims.png",
-        "curves.png", "categories.png"}  # fmt: skip
+        "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html",
+        "claims.png", "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
     md = (out / "ablation.md").read_text()
     answer = md.split("## The answer", 1)[1].split("## How it was run", 1)[0]
@@ -202,7 +202,7 @@ def test_report_only_rebuilds_without_training_and_keeps_how_the_runs_were_made(
 
 def clone(out: Path, to: Path) -> Path:
     """What a clone of the repository holds of a grid's results: its table and run.json, no runs/."""
-    for name in ("results.csv", "curves.csv", "code.csv", "run.json"):
+    for name in ("results.csv", "categories.csv", "curves.csv", "code.csv", "run.json"):
         (to / name).write_bytes((out / name).read_bytes())
     return to
 
@@ -211,7 +211,7 @@ def test_report_only_on_a_clone_renders_the_committed_table_and_changes_no_recor
     grid, out, _ = finished
     result = ablate("--grid", str(grid), "--out", str(clone(out, tmp_path)), "--report-only")
     assert "Traceback" not in result.stderr and "error" not in result.stderr, result.stderr
-    for name in ("results.csv", "run.json"):
+    for name in ("results.csv", "categories.csv", "run.json"):
         assert (tmp_path / name).read_bytes() == (out / name).read_bytes()
     assert "| causal openers below bidirectional openers |" in (tmp_path / "ablation.md").read_text()
     assert (tmp_path / "dashboard.html").is_file() and not (tmp_path / "runs").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from minibert.ablation.grid import load_grid
-from minibert.report import grid_report
+from minibert.report import grid_report, table
 from minibert.report.render import build, publish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +29,9 @@ def checkout(tmp_path) -> Path:
     (tmp_path / "configs/pages/results").mkdir(parents=True)
     (tmp_path / "configs/pages/results/page.md.j2").write_text(PAGE)
     (tmp_path / "results").mkdir()
-    for name in ("results.csv", "run.json"):
-        shutil.copy(ROOT / "results" / name, tmp_path / "results" / name)
+    for name in (*table.FILES, "run.json"):
+        if (ROOT / "results" / name).is_file():
+            shutil.copy(ROOT / "results" / name, tmp_path / "results" / name)
     return tmp_path
 
 
@@ -52,8 +53,9 @@ def test_publish_leaves_the_engine_nothing_to_change(checkout):
 
 def test_a_table_outside_the_results_tree_gets_its_own_report_only(checkout, tmp_path_factory):
     out = tmp_path_factory.mktemp("elsewhere")
-    for name in ("results.csv", "run.json"):
-        shutil.copy(checkout / "results" / name, out / name)
+    for name in (*table.FILES, "run.json"):
+        if (checkout / "results" / name).is_file():
+            shutil.copy(checkout / "results" / name, out / name)
     grid = load_grid(checkout / "configs/ablations/default.yaml", checkout)
     written = publish(out, grid, checkout)
     assert {p.name for p in written} == {"ablation.md", "dashboard.html"}

@@ -295,7 +295,7 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     runs = [finished_run(tmp_path, e, s, 0.5 + 0.1 * s) for e in g.experiments for s in range(3)]
     made = {"command": "python scripts/ablate.py --seeds 3"}
     written = grid_report.record(tmp_path, g, runs, made, root=ROOT)
-    assert {p.name for p in written} == {"results.csv", "run.json"}  # the pages are the engine's (render.publish)
+    assert {p.name for p in written} == {"results.csv", "categories.csv", "run.json"}  # pages: render.publish
     grid_report.write(tmp_path, g)
     recorded = table.read(tmp_path)
     assert set(zip(recorded["experiment"], recorded["seed"])) == {(r.experiment.name, r.seed) for r in runs}
@@ -431,10 +431,11 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
         Data(broken).stat("val/acc", experiment="pretrain/a")
 
 
-def test_figures_per_document_are_stored_apart_and_read_back_as_one_table(tmp_path):
-    """A table with per-document rows is written as results.csv without them plus a narrow documents.csv, and
-    read back equal to what was written; a table rewritten without them leaves no documents file behind, and
-    documents of a run that results.csv does not hold (a writer killed between the two files) are not joined."""
+def test_figures_per_category_and_document_are_stored_apart_and_read_back_as_one_table(tmp_path):
+    """A table with per-category and per-document rows is written as results.csv without them plus a narrow
+    categories.csv and documents.csv, and read back equal to what was written; a table rewritten without them
+    leaves no narrow file behind, documents of a run that results.csv does not hold (a writer killed between the
+    files) are not joined, and a run with no row of its own keeps its categories in results.csv."""
     rows = []
     for seed in range(3):
         rows += cells("pretrain/a", "val/acc", {seed: 0.6 + seed / 100}, n=300)
@@ -447,8 +448,10 @@ def test_figures_per_document_are_stored_apart_and_read_back_as_one_table(tmp_pa
     written = table.write(frame, tmp_path)
     assert [p.name for p in written] == list(table.FILES)
     main = pd.read_csv(tmp_path / table.FILE)
+    categories = pd.read_csv(tmp_path / table.CATEGORIES)
     documents = pd.read_csv(tmp_path / table.DOCUMENTS)
-    assert not main.metric.str.startswith(table.BY_DOCUMENT).any() and len(main) == 6
+    assert not main.metric.str.startswith(table.BY_DOCUMENT).any() and main.category.isna().all() and len(main) == 3
+    assert list(categories.columns) == table.DOCUMENT_COLUMNS and set(categories.category) == {"opener"}
     assert list(documents.columns) == table.DOCUMENT_COLUMNS and len(documents) == 24
     pd.testing.assert_frame_equal(table.read(tmp_path), frame, check_dtype=False)
 
@@ -456,7 +459,11 @@ def test_figures_per_document_are_stored_apart_and_read_back_as_one_table(tmp_pa
     documents.to_csv(tmp_path / table.DOCUMENTS, index=False)
     assert set(table.read(tmp_path).query("metric.str.startswith('val/by_document/')").seed) == {0, 1}
 
-    flat = frame[~frame.metric.str.startswith(table.BY_DOCUMENT)]
+    flat = frame[frame.category == ""]
     assert [p.name for p in table.write(flat, tmp_path)] == [table.FILE]
-    assert not (tmp_path / table.DOCUMENTS).exists()
+    assert not (tmp_path / table.DOCUMENTS).exists() and not (tmp_path / table.CATEGORIES).exists()
     pd.testing.assert_frame_equal(table.read(tmp_path), flat.reset_index(drop=True), check_dtype=False)
+
+    only = frame[frame.category == "opener"]  # no row of its own: its run's columns stay in results.csv
+    assert [p.name for p in table.write(only, tmp_path)] == [table.FILE]
+    pd.testing.assert_frame_equal(table.read(tmp_path), only.reset_index(drop=True), check_dtype=False)

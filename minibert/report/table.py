@@ -15,11 +15,12 @@ An accuracy key `val/<head>[ceiling/|gap/|bayes/]acc[_<category>]` becomes metri
 its category; its count `val/<head>n[_<category>]` becomes the `n` of those rows. Each grid's table is
 `<out>/results.csv`, written by the runner and read by every page.
 
-Figures per validation document (metrics `val/by_document/...`, category `d<index>`: text runs keep them for
-the document-clustered validation error) are rows of the same table, stored apart in `<out>/documents.csv`
-with only the columns that tell them apart (experiment, seed, run, metric, category, value, n): a run has
-hundreds of them, and repeating every axis column on each made a text grid's file several megabytes. `read`
-joins them back to their run's columns, so a reader sees one table.
+Rows of a category are rows of the same table stored apart, with only the columns that tell them apart
+(experiment, seed, run, metric, category, value, n): a run has dozens to hundreds of them, and repeating every
+axis column on each made a grid's file several megabytes. Figures per validation document (metrics
+`val/by_document/...`, category `d<index>`: text runs keep them for the document-clustered validation error)
+go to `<out>/documents.csv`, every other category's rows to `<out>/categories.csv`. `read` joins both back to
+their run's columns, so a reader sees one table.
 
 Example:
     >>> import pandas as pd
@@ -46,8 +47,9 @@ from minibert.report.axes import grid_axes
 from minibert.stats import accuracies
 
 FILE = "results.csv"
+CATEGORIES = "categories.csv"
 DOCUMENTS = "documents.csv"
-FILES = (FILE, DOCUMENTS)  # what a table is on disk; DOCUMENTS only where runs kept figures per document
+FILES = (FILE, CATEGORIES, DOCUMENTS)  # what a table is on disk; the narrow ones only where rows go to them
 BY_DOCUMENT = "val/by_document/"  # the metrics stored in DOCUMENTS
 RUN_KEY = ["experiment", "seed", "run"]
 DOCUMENT_COLUMNS = [*RUN_KEY, "metric", "category", "value", "n"]
@@ -128,17 +130,24 @@ def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
 
 
 def write(table: pd.DataFrame, out: str | Path) -> list[Path]:
-    """`<out>/results.csv`, and `<out>/documents.csv` when rows hold figures per document, each atomically
-    (a killed writer leaves the old file; `read` joins only the documents of runs in results.csv). Returns the
-    files written."""
+    """`<out>/results.csv`, and the narrow `<out>/categories.csv` and `<out>/documents.csv` where rows go to them,
+    each atomically (a killed writer leaves the old file; `read` joins only the rows of runs in results.csv).
+    Returns the files written."""
     out = Path(out)
     per_document = table["metric"].str.startswith(BY_DOCUMENT)
-    write_atomic(out / FILE, _csv(table[~per_document]))
-    if not per_document.any():
-        (out / DOCUMENTS).unlink(missing_ok=True)  # a documents file of an earlier table would be joined in
-        return [out / FILE]
-    write_atomic(out / DOCUMENTS, _csv(table.loc[per_document, DOCUMENT_COLUMNS]))
-    return [out / FILE, out / DOCUMENTS]
+    per_category = ~per_document & (table["category"].fillna("") != "")
+    # a run's columns come from its rows in results.csv: a run with no row of its own there keeps its categories
+    run = pd.MultiIndex.from_frame(table[RUN_KEY].astype(str))
+    per_category &= run.isin(run[~per_document & ~per_category])
+    write_atomic(out / FILE, _csv(table[~per_document & ~per_category]))
+    written = [out / FILE]
+    for name, rows in ((CATEGORIES, per_category), (DOCUMENTS, per_document)):
+        if rows.any():
+            write_atomic(out / name, _csv(table.loc[rows, DOCUMENT_COLUMNS]))
+            written.append(out / name)
+        else:  # a narrow file of an earlier table would be joined in
+            (out / name).unlink(missing_ok=True)
+    return written
 
 
 def _csv(frame: pd.DataFrame) -> str:
@@ -167,13 +176,26 @@ def read(out: str | Path) -> pd.DataFrame:
         raise TableError(f"{path}: not a results table ({type(err).__name__}): {_restore(out)}") from None
     _check(table, path, out)
     table["category"] = table["category"].fillna("")  # before sorting: '' (all questions) sorts first
-    if (path := Path(out) / DOCUMENTS).is_file():
-        documents = pd.read_csv(path, dtype={k: types[k] for k in ("category", "run")})
+    narrow = [_narrow(Path(out) / name, out) for name in (CATEGORIES, DOCUMENTS) if (Path(out) / name).is_file()]
+    if narrow:
         runs = table.drop(columns=DOCUMENT_COLUMNS[len(RUN_KEY) :]).drop_duplicates(RUN_KEY)
-        documents = documents.merge(runs, on=RUN_KEY, how="inner")[table.columns]
-        table = pd.concat([table, documents], ignore_index=True)
+        joined = [rows.merge(runs, on=RUN_KEY, how="inner")[table.columns] for rows in narrow]
+        table = pd.concat([table, *joined], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
     return table
+
+
+def _narrow(path: Path, out: str | Path) -> pd.DataFrame:
+    """A narrow file of category or document rows, checked as the main table is (TableError in one line)."""
+    try:
+        rows = pd.read_csv(path, dtype={"category": str, "run": str})
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise TableError(f"{path}: not a table of rows ({type(err).__name__}): {_restore(out)}") from None
+    if missing := [c for c in DOCUMENT_COLUMNS if c not in rows.columns]:
+        raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_restore(out)}")
+    _numbers(rows, path, out)
+    rows["category"] = rows["category"].fillna("")
+    return rows
 
 
 def read_json(path: str | Path, keys: tuple[str, ...] = ()) -> dict:
@@ -207,6 +229,11 @@ def _check(table: pd.DataFrame, path: Path, out: str | Path) -> None:
         raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_restore(out)}")
     if table.empty:
         raise TableError(f"{path}: holds no rows (a header alone): {_restore(out)}")
+    _numbers(table, path, out)
+
+
+def _numbers(table: pd.DataFrame, path: Path, out: str | Path) -> None:
+    """TableError for a cell of a NUMERIC column that is not a number (named by its CSV line); numbers after."""
     for column in NUMERIC:
         values = table[column]
         wrong = pd.to_numeric(values, errors="coerce").isna() & (values.notna() | (column == "seed"))
