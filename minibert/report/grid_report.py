@@ -266,7 +266,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     drawn = {}
     if shown := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
         drawn["claims.png"] = (figures.forest, shown, "the grid's comparisons, paired by seed")
-    if panels := learning_curves(data, curves.read(out)):
+    if panels := learning_curves(data, data.curves):
         drawn["curves.png"] = (figures.curves, panels, "learning curves: mean over seeds, band from the lowest to "
                                "the highest seed")  # fmt: skip
     if found := by_category(data):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from minibert.report import provenance, stats, table
+from minibert.report import curves, provenance, stats, table
 from minibert.report.stats import Interval
 from minibert.stats import accuracies, bootstrap
 
@@ -139,6 +139,11 @@ class Data:
         out = Path(out)
         made = table.read_json(out / "run.json") if (out / "run.json").is_file() else {}
         return cls(table.read(out), made, str(out))
+
+    @functools.cached_property
+    def curves(self) -> pd.DataFrame | None:
+        """The runs' learning curves beside the table (minibert.report.curves), None where they left none."""
+        return curves.read(self.out)
 
     @functools.cached_property
     def provenance(self) -> provenance.Provenance:

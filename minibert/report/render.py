@@ -46,7 +46,6 @@ from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import (
     comparison,
-    curves,
     dyck,
     figures,
     grid_report,
@@ -273,9 +272,8 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
     templates = renderer.templates()
     try:
         for out in outs:  # every table read, and checked, before anything asks it which grid it holds
-            renderer.data(out)
-            curves.read(out)  # and the narrow tables beside it
-            provenance.read(out)
+            data = renderer.data(out)
+            _ = data.curves, data.provenance  # and the narrow tables beside it, read (once) and checked here
         grids = [(out, grid_report.grid_of(out, root)) for out in outs]
         for out, grid in grids:
             grid_report.collect(grid, renderer.data(out))
