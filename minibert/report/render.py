@@ -22,7 +22,8 @@ grids' tables, so none is typed. A template sees:
   Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
-  (minibert.report.scaling.Scaling); `writeup()`: the write-up reproduced figure by figure
+  (minibert.report.scaling.Scaling); `structure(name)`, `masking_rate(name)`: those pages' models
+  (minibert.report.structure, minibert.report.masking_rate); `writeup()`: the write-up reproduced figure by figure
   (minibert.report.writeup.WriteUp, its published figures from configs/ablations/default.yaml);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
@@ -49,11 +50,13 @@ from minibert.report import (
     dyck,
     figures,
     grid_report,
+    masking_rate,
     measurements,
     pairs,
     provenance,
     scaling,
     stats,
+    structure,
     transfer,
     validity,
     writeup,
@@ -101,7 +104,9 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                transfer=self.transfer, scaling=self.scaling, writeup=self.writeup)  # fmt: skip
+                                transfer=self.transfer, scaling=self.scaling, structure=self.structure,
+                                masking_rate=self.masking_rate,
+                                writeup=self.writeup)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -181,6 +186,14 @@ class Renderer:
     def scaling(self, name: str) -> scaling.Scaling:
         """The compute-matched scaling page's model of grid `name` (minibert.report.scaling)."""
         return scaling.Scaling(self.grid(name))
+
+    def masking_rate(self, name: str) -> masking_rate.MaskingRate:
+        """The masking-rate page's model of grid `name` (minibert.report.masking_rate)."""
+        return masking_rate.MaskingRate(self.grid(name))
+
+    def structure(self, name: str) -> structure.Structure:
+        """The structural probes page's model of grid `name` (minibert.report.structure)."""
+        return structure.Structure(self.grid(name))
 
     def writeup(self) -> writeup.WriteUp:
         """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
