@@ -12,9 +12,11 @@ import torch
 from minibert.training.checkpoints import last_checkpoint
 from minibert.training.fit import fit
 from minibert.training.metrics import CategoryAccuracy
+from tests.clirun import FEW_PAIRS_ARGS
 
 DYCK = "configs/languages/dyck.yaml"
-TINY = ["--trainer.max_steps=2", "--trainer.val_check_interval=2", "--data.val_size=200", "--data.batch_size=16"]
+TINY = ["--trainer.max_steps=2", "--trainer.val_check_interval=2", "--data.val_size=200", "--data.batch_size=16",
+        *FEW_PAIRS_ARGS]
 
 
 def ceilings_are_beside_accuracies(summary: dict, prefix: str = "val/") -> list[str]:
