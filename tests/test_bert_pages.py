@@ -12,6 +12,7 @@ import pytest
 from minibert.report import table
 from minibert.report.render import Renderer
 from minibert.report.stats import number
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {"probes": "results/probes/probes.md", "masking": "results/masking/masking.md",
@@ -33,8 +34,7 @@ def render(tmp_path: Path, page: str, **tables: pd.DataFrame) -> str:
     for grid, frame in tables.items():
         table.write(frame, tmp_path / GRIDS[grid])
     template = Path(PAGES[page] + ".j2")
-    (tmp_path / "configs/pages" / template).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    copy_templates(tmp_path, template)
     return Renderer(tmp_path).render(template)[1]
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from minibert.report import table
 from minibert.report.query import Data
-from minibert.report.render import PAGES, Renderer
+from minibert.report.render import Renderer
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 GAP, MLM, SPAN = "val/gap/acc", "dyck/pretrain/mlm", "dyck/pretrain/span"
@@ -24,8 +25,7 @@ def constructed(root: Path, gaps: dict[str, np.ndarray]) -> Data:
     """A repository under `root`: the Dyck page's template and a small Dyck table (seeds 0-2 of every experiment,
     the committed rows) whose overall gaps of the experiments in `gaps` are the given ones, seed by seed; the other
     grids as committed."""
-    (root / PAGES / "results").mkdir(parents=True)
-    shutil.copy(ROOT / PAGES / "results/dyck.md.j2", root / PAGES / "results/dyck.md.j2")
+    copy_templates(root, "results/dyck.md.j2")
     frame = table.read(ROOT / "results/dyck")
     frame = frame[frame["seed"] < 3].sort_values("seed", kind="stable").copy()
     for experiment, values in gaps.items():

@@ -5,7 +5,6 @@ the compute they say."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +16,10 @@ from minibert.languages import BracketPairs, Dyck
 from minibert.objectives import MaskedLM
 from minibert.report import table
 from minibert.report.axes import grid_axes
-from minibert.report.render import PAGES, Renderer
+from minibert.report.render import Renderer
 from minibert.training.budget import step_cost
 from minibert.training.module import EncoderModule
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 DYCK = Dyck(kinds=4, length=32, max_depth=6)
@@ -27,8 +27,7 @@ DYCK = Dyck(kinds=4, length=32, max_depth=6)
 
 def _renderer(root: Path, grid: str, frame: pd.DataFrame) -> Renderer:
     """A renderer of a repository under `root` that holds only the page of `grid`'s template and `frame`."""
-    (root / PAGES / "results").mkdir(parents=True)
-    shutil.copy(ROOT / PAGES / f"results/{grid}.md.j2", root / PAGES / f"results/{grid}.md.j2")
+    copy_templates(root, f"results/{grid}.md.j2")
     table.write(frame, root / "results" / grid)
     return Renderer(root)
 

@@ -15,8 +15,13 @@ from minibert.training.metrics import CategoryAccuracy
 from tests.clirun import FEW_PAIRS_ARGS
 
 DYCK = "configs/languages/dyck.yaml"
-TINY = ["--trainer.max_steps=2", "--trainer.val_check_interval=2", "--data.val_size=200", "--data.batch_size=16",
-        *FEW_PAIRS_ARGS]
+TINY = [
+    "--trainer.max_steps=2",
+    "--trainer.val_check_interval=2",
+    "--data.val_size=200",
+    "--data.batch_size=16",
+    *FEW_PAIRS_ARGS,
+]
 
 
 def ceilings_are_beside_accuracies(summary: dict, prefix: str = "val/") -> list[str]:

@@ -15,6 +15,7 @@ import pytest
 
 from minibert.report import table
 from minibert.report.render import Renderer
+from tests.pages import copy_templates
 from tests.test_validity import ARMS, QUALITY
 from tests.test_validity import rows as validity_rows
 
@@ -72,8 +73,7 @@ def render(tmp_path: Path, order: float):
         table.write(pd.DataFrame(frame, columns=[*table.FIRST, *table.LAST]), out)
         (out / "run.json").write_text(json.dumps({"command": f"python scripts/ablate.py --grid {name}"}))
     template = Path("results/pairs.md.j2")
-    (tmp_path / "configs/pages/results").mkdir(parents=True)
-    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    copy_templates(tmp_path, template)
     shutil.copy(ROOT / "results/measurements.yaml", tmp_path / "results/measurements.yaml")
     renderer = Renderer(tmp_path)
     _, text = renderer.render(template)

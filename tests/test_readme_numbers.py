@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from minibert.report import table
-from minibert.report.render import PAGES, Renderer
+from minibert.report.render import Renderer
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 GAP, MLM, SPAN = "val/gap/acc", "dyck/pretrain/mlm", "dyck/pretrain/span"
@@ -28,9 +29,7 @@ def winner_on_span_masking(text: str) -> str:
 def test_the_dyck_sentence_names_the_arm_with_the_smaller_gap(tmp_path, swapped):
     """On a copy of the committed tables whose MLM and span-masking gaps are swapped seed by seed, the README
     names span masking the better arm; unswapped, MLM (span masking's gap is about 22 points larger)."""
-    (tmp_path / PAGES).mkdir(parents=True)
-    for name in ("README.md.j2", "_shared.j2"):  # the README and what it imports
-        shutil.copy(ROOT / PAGES / name, tmp_path / PAGES / name)
+    copy_templates(tmp_path, "README.md.j2")
     for made in ROOT.glob("results/**/run.json"):
         into = tmp_path / made.parent.relative_to(ROOT)
         into.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from minibert.report import query, table
-from minibert.report.render import PAGES, Renderer
+from minibert.report.render import Renderer
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_GRIDS = {"length": ["length"], "structure": ["structure"], "text": ["text", "dyck"]}
@@ -23,8 +24,7 @@ def render(root: Path, page: str, change: dict[tuple, np.ndarray]) -> tuple[str,
     """Render `page` in a repository under `root` whose tables are the committed ones (the page's own grid: seeds
     0-2), with the values of each selection in `change` ((grid, experiment, metric) -> one value per seed) replaced;
     a replaced figure loses its parts per validation document, which would no longer add up to it."""
-    (root / PAGES / "results").mkdir(parents=True)
-    shutil.copy(ROOT / PAGES / f"results/{page}.md.j2", root / PAGES / f"results/{page}.md.j2")
+    copy_templates(root, f"results/{page}.md.j2")
     frames = {}
     for grid in PAGE_GRIDS[page]:
         frame = table.read(ROOT / "results" / grid)

@@ -20,6 +20,7 @@ from minibert.report import table
 from minibert.report.query import Data
 from minibert.report.render import Renderer
 from minibert.report.validity import NOT_CLOZE, Study
+from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ["mlm", "span", "rate30", "alibi", "mask100", "electra", "next_token"]
@@ -69,8 +70,7 @@ def page(tmp_path: Path, orders: dict[str, float], drop: str = "") -> tuple[str,
     command = "python scripts/ablate.py --grid configs/ablations/validity.yaml"
     (out / "run.json").write_text(json.dumps({"command": command}))
     template = Path("results/validity.md.j2")  # relative to configs/pages
-    (tmp_path / "configs/pages" / template).parent.mkdir(parents=True)
-    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    copy_templates(tmp_path, template)
     renderer = Renderer(tmp_path)
     path, text = renderer.render(template)
     assert path == tmp_path / "results" / "validity.md"

@@ -1,0 +1,21 @@
+"""Page templates copied into a scratch repository, for tests that render a page over constructed tables."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from minibert.report.render import PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def copy_templates(root: Path, *names: str | Path) -> None:
+    """Copy the templates `names` (relative to configs/pages) under `root`, with the shared files any page may
+    import (`_*.j2`, never pages themselves)."""
+    (root / PAGES).mkdir(parents=True, exist_ok=True)
+    for shared in (ROOT / PAGES).glob("_*.j2"):
+        shutil.copy(shared, root / PAGES / shared.name)
+    for name in names:
+        (root / PAGES / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / PAGES / name, root / PAGES / name)
