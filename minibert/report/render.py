@@ -23,7 +23,8 @@ grids' tables, so none is typed. A template sees:
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
   (minibert.report.scaling.Scaling); `structure(name)`, `masking_rate(name)`: those pages' models
-  (minibert.report.structure, minibert.report.masking_rate); `writeup()`: the write-up reproduced figure by figure
+  (minibert.report.structure, minibert.report.masking_rate); `digest()`: docs/results.md's answers, one per grid
+  (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure
   (minibert.report.writeup.WriteUp, its published figures from configs/ablations/default.yaml);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
@@ -47,6 +48,7 @@ from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import (
     comparison,
+    digest,
     dyck,
     figures,
     grid_report,
@@ -105,7 +107,7 @@ class Renderer:
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
                                 transfer=self.transfer, scaling=self.scaling, structure=self.structure,
-                                masking_rate=self.masking_rate,
+                                masking_rate=self.masking_rate, digest=self.digest,
                                 writeup=self.writeup)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
@@ -186,6 +188,10 @@ class Renderer:
     def scaling(self, name: str) -> scaling.Scaling:
         """The compute-matched scaling page's model of grid `name` (minibert.report.scaling)."""
         return scaling.Scaling(self.grid(name))
+
+    def digest(self) -> digest.Digest:
+        """docs/results.md's paragraph answers, one per grid (minibert.report.digest)."""
+        return digest.Digest(self.grid, self.transfer)
 
     def masking_rate(self, name: str) -> masking_rate.MaskingRate:
         """The masking-rate page's model of grid `name` (minibert.report.masking_rate)."""

@@ -1,0 +1,292 @@
+"""The results digest's figures (docs/results.md): one paragraph per grid, each read from that grid's table.
+
+`Digest` answers, for each grid, the few questions its paragraph states: where MLM leads at equal compute and
+which published claims hold (scaling), which masking rates differ from 15% (masking rate), whether a layer beats
+its embeddings and who encodes depth (structure), which position scheme keeps its gap past the training length
+(length), how MLM stands against text's n-gram references (text) and the cheapest recipe that beats the trigram
+(text recipe). The template words the answers; every verdict is the grid's own, held with its page's others.
+
+Example:
+    >>> from minibert.report.render import Renderer  # doctest: +SKIP
+    >>> r = Renderer(".")  # doctest: +SKIP
+    >>> Digest(r.grid, r.transfer).scaling().budgets  # doctest: +SKIP
+    ['x0.0625', 'x0.125', 'x0.25', 'x0.5', 'x1']
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from minibert.report import stats
+from minibert.report.query import Data, Diff, Stat
+from minibert.report.structure import ARMS
+from minibert.report.transfer import Transfer
+
+SCALING_NAMES = {"mlm": "MLM", "span": "span masking", "next_token-then-mlm": "next-token LM then MLM",
+                 "mlm-w64": "MLM at width 64", "electra": "ELECTRA", "next_token": "next-token LM"}  # fmt: skip
+CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
+TUNED_RIVALS = ("electra", "next_token", "next_token-then-mlm")  # the fine-tuned arms MLM is read against
+NO_PRETRAIN = {"regime": "no_pretrain"}
+SCHEMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rotary": "rotary", "alibi": "ALiBi", "none": "no"}
+LENGTHS = (48, 64)  # graded past the training length of 32
+KEPT_WITHIN = 0.02  # "keeps its gap": within 2 points at 64 tokens
+REFERENCES = {"unigram": ("the unigram", "unigram"), "left_bigram": ("the left bigram", "bigram"),
+              "left_right_trigram": ("the left+right trigram", "trigram")}  # fmt: skip
+TRIGRAM = "val/reference/left_right_trigram/acc"
+RECIPE_BUDGET_S = 600  # results/text_recipe.md's rule: a run within 10 minutes, judged on 3 seeds or more
+# the published claims on full fine-tuning accuracy: (claim, A, B, the budgets it is read at)
+PUBLISHED = [
+    ("ELECTRA beats MLM at equal compute", "electra", "mlm", slice(None)),
+    ("next-token LM is more data-efficient than MLM on little compute", "next_token", "mlm", slice(None, 2)),
+    ("MLM gives the better encoder, given enough compute", "mlm", "next_token", slice(-2, None)),
+    ("next-token LM then MLM beats MLM at fixed compute", "next_token-then-mlm", "mlm", slice(None)),
+]
+HOLDS = {"A better": "holds", "B better": "does not hold"}
+AGREEMENT_WORDS = {"holds": "holds for", "reverses": "reverses for", "undecided on text": "is undecided on text for",
+                   "undecided on Dyck": "is undecided on Dyck for"}  # fmt: skip
+
+
+def _listed(items: list[str], joiner: str = ", ") -> str:
+    return joiner.join(items)
+
+
+def _rates(ps: list[float]) -> str:
+    """'5%, 40%': masking rates in percent."""
+    return ", ".join(f"{stats.number(p, 100, 0)}%" for p in ps)
+
+
+@dataclass(frozen=True)
+class ScalingDigest:
+    budgets: list[str]
+    lead: str  # where MLM's cloze gap is smaller than every other cloze arm's beyond noise
+    gaps: dict[str, str]  # arm -> its gap to the ceiling at the largest budget, in points
+    tuned: str  # the fine-tuning sentence (MLM against chance, then against its rivals)
+    claims: str  # the published claims and where each holds
+    electra: Stat  # ELECTRA's discriminator accuracy at the largest budget
+    all_original: float  # what calling every token original scores there
+
+
+@dataclass(frozen=True)
+class RateDigest:
+    pairs_max_gap: float  # the largest 80/10/10 gap on bracket pairs
+    pairs_against_15: str
+    dyck_same: str
+    dyck_plateau: tuple[float, float]  # the least and largest mean gap among the rates within noise of 15%
+    dyck_worse: str
+    dyck_better: str
+    wettig: Diff  # Dyck's gap at 40% - at 15%
+
+
+@dataclass(frozen=True)
+class StructureDigest:
+    beats: list[str]  # "MLM layer 1": contextual layers beating their embeddings' UUAS beyond noise
+    embeddings: tuple[float, float]  # the least and largest embeddings' UUAS
+    top: str  # the objective with the highest depth Spearman by mean
+    top_depth: tuple[float, int]  # (its Spearman, its layer)
+    mlm_depth: tuple[float, int]
+    depth_claim: str  # "holds", "does not hold" or "is undecided"
+    depth_by_layer: str  # MLM − next-token LM at each layer, with its verdict
+
+
+@dataclass(frozen=True)
+class LengthDigest:
+    least: str  # the scheme whose MLM gap grows least by mean at 64
+    growth: list[Diff]  # its growth at 48 and at 64
+    learned: list[Diff]  # learned positions' growth at 48 and at 64
+    rotary: str  # rotary against learned, per objective and length
+    verdict: str  # the closing sentence
+
+
+@dataclass(frozen=True)
+class TextDigest:
+    reference: str  # the strongest n-gram reference, named
+    reference_stat: Stat
+    mlm: Stat  # MLM's cloze accuracy
+    against: str  # MLM against each reference
+    ranking: str  # how Dyck's comparisons fare on text
+
+
+@dataclass(frozen=True)
+class TextRecipeDigest:
+    experiment: str | None  # the cheapest arm that beats the trigram, None where none does
+    width: int = 0
+    layers: int = 0
+    steps: int = 0
+    minutes: float = 0.0
+    against: Diff | None = None  # its accuracy minus the trigram's
+
+
+class Digest:
+    budget_s = RECIPE_BUDGET_S
+
+    def __init__(self, grid: Callable[[str], Data], transfer: Callable[[], Transfer]):
+        self.grid, self.transfer = grid, transfer
+
+    @functools.cache  # noqa: B019 (one digest per render)
+    def scaling(self) -> ScalingDigest:
+        sc = self.grid("scaling")
+        budgets = list(sc.rows(stage="pretrain", arm="mlm", metric="step").sort_values("flops")["budget"].unique())
+
+        def cell(arm: str, budget: str) -> dict:
+            return {"experiment": f"scaling/pretrain/{arm}/{budget}"}
+
+        def tuned(arm: str, budget: str) -> dict:
+            return {"stage": "finetune", "arm": arm, "budget": budget}
+
+        lead = []
+        for x in budgets:
+            verdicts = [sc.diff("val/gap/acc", cell("mlm", x), cell(a, x)).verdict() for a in CLOZE_RIVALS]
+            if all(v == "A better" for v in verdicts):
+                lead.append(x)
+        where = ("at every budget" if len(lead) == len(budgets)
+                 else f"at {_listed(lead) or 'no budget'} of {_listed(budgets)}")  # fmt: skip
+        last = budgets[-1]
+        gaps = {a: stats.number(sc.between("val/ceiling/acc", "val/acc", **cell(a, last)).mean)
+                for a in ("mlm", *CLOZE_RIVALS)}  # fmt: skip
+
+        chance = stats.number(sc.stat("val/acc", **NO_PRETRAIN).mean)
+        above = []
+        for x in budgets:
+            if sc.diff("val/acc", tuned("mlm", x), NO_PRETRAIN).verdict() != "A better":
+                continue
+            lost, behind = [], []
+            for a in TUNED_RIVALS:
+                v = sc.diff("val/acc", tuned("mlm", x), tuned(a, x)).verdict()
+                (lost if v == "undecided" else behind if v == "B better" else []).append(SCALING_NAMES[a])
+            standing = "better than each beyond noise" if not lost and not behind else ", ".join(
+                [*([f"undecided against {' and '.join(lost)}"] if lost else []),
+                 *([f"behind {' and '.join(behind)} beyond noise"] if behind else [])])  # fmt: skip
+            above.append((x, f"at {x} ({stats.number(sc.stat('val/acc', **tuned('mlm', x)).mean)}%) MLM is {standing}"))
+        if above:
+            sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at "
+                        f"{_listed([x for x, _ in above])}; there, against ELECTRA, next-token LM and next-token LM "
+                        f"then MLM, {'; '.join(s for _, s in above)}.")  # fmt: skip
+        else:
+            sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at no "
+                        "budget, once its verdicts are held together with the table's others.")  # fmt: skip
+
+        claims = []
+        for text, a, b, at in PUBLISHED:
+            words: dict[str, list[str]] = {}
+            for x in budgets[at]:
+                v = sc.diff("val/acc", tuned(a, x), tuned(b, x)).verdict()
+                words.setdefault(HOLDS.get(v, "undecided"), []).append(x)
+            said = "; ".join(f"{w} at {_listed(words[w])}" for w in (*HOLDS.values(), "undecided") if w in words)
+            claims.append(f'"{text}" {said}')
+        electra = {"experiment": f"scaling/pretrain/electra/{last}"}
+        everything = sc.stat("val/acc", **electra)
+        return ScalingDigest(budgets, where, gaps, sentence, "; ".join(claims) + ".", everything,
+                             sc.stat("val/acc", "original", **electra).n / everything.n)  # fmt: skip
+
+    @functools.cache  # noqa: B019
+    def masking_rate(self) -> RateDigest:
+        mr = self.grid("masking_rate")
+        found = {}
+        for lang in ("pairs", "dyck"):
+            base = {"p_pick": 0.15, "p_mask": 0.8, "language": lang, "stage": "pretrain"}
+            out = {"same": [], "better": [], "worse": [], "gaps": []}
+            for p in sorted(mr.rows(stage="pretrain", language=lang, p_mask=0.8, metric="step")["p_pick"].unique()):
+                cell = dict(base, p_pick=p)
+                out["gaps"].append(mr.stat("val/gap/acc", **cell).mean)
+                if p != 0.15:
+                    v = mr.diff("val/gap/acc", cell, base).verdict()
+                    out["same" if v == "undecided" else "better" if v == "A better" else "worse"].append(p)
+            found[lang] = out
+        pairs, dyck = found["pairs"], found["dyck"]
+        against = ("no other 80/10/10 rate differs beyond noise" if not pairs["better"] and not pairs["worse"]
+                   else f"better beyond noise: {_rates(pairs['better']) or 'none'}; worse: "
+                        f"{_rates(pairs['worse']) or 'none'}")  # fmt: skip
+        plateau = [mr.stat("val/gap/acc", p_pick=p, p_mask=0.8, language="dyck", stage="pretrain").mean
+                   for p in [*dyck["same"], 0.15]]  # fmt: skip
+        at = {"p_mask": 0.8, "language": "dyck", "stage": "pretrain"}
+        wettig = mr.diff("val/gap/acc", dict(at, p_pick=0.4), dict(at, p_pick=0.15))
+        return RateDigest(max(pairs["gaps"]), against, _rates(dyck["same"]), (min(plateau), max(plateau)),
+                          _rates(dyck["worse"]), _rates(dyck["better"]), wettig)  # fmt: skip
+
+    @functools.cache  # noqa: B019
+    def structure(self) -> StructureDigest:
+        st = self.grid("structure")
+
+        def probe(layer: int, measure: str) -> str:
+            return f"val/probe/layer{layer}/{measure}"
+
+        beats, embeddings, depth = [], [], {}
+        for a, name in ARMS.items():
+            embeddings.append(st.stat(probe(0, "uuas"), regime="probe", arm=a).mean)
+            for layer in (1, 2):
+                if st.between(probe(layer, "uuas"), probe(0, "uuas"), regime="probe", arm=a).verdict() == "A better":
+                    beats.append(f"{name} layer {layer}")
+        for a in ARMS:
+            means = [(st.stat(probe(layer, "depth_spearman"), regime="probe", arm=a).mean, layer) for layer in (1, 2)]
+            depth[a] = max(means)
+        top = sorted(depth.items(), key=lambda item: item[1])[-1][0]
+        mlm, lm = {"regime": "probe", "arm": "mlm"}, {"regime": "probe", "arm": "next_token"}
+        against = [(layer, st.diff(probe(layer, "depth_spearman"), mlm, lm)) for layer in (1, 2)]
+        words = [c.verdict() for _, c in against]
+        claim = ("holds" if words.count("A better") == 2 else "does not hold" if "B better" in words
+                 else "is undecided")  # fmt: skip
+        by_layer = ", ".join(f"at layer {layer} = {stats.fmt(c.interval, 1, 3, True)} "
+                             f"({c.verdict('MLM', 'next-token LM')})" for layer, c in against)  # fmt: skip
+        return StructureDigest(beats, (min(embeddings), max(embeddings)), ARMS[top], depth[top], depth["mlm"], claim,
+                               by_layer)  # fmt: skip
+
+    @functools.cache  # noqa: B019
+    def length(self) -> LengthDigest:
+        le = self.grid("length")
+
+        def growth(objective: str, scheme: str, n: int) -> Diff:
+            return le.between(f"val/length_{n}/gap/acc", "val/gap/acc", stage="pretrain", objective=objective,
+                              positions=scheme)  # fmt: skip
+
+        grow = {p: [growth("mlm", p, n) for n in LENGTHS] for p in SCHEMES}
+        least = sorted((grow[p][1].mean, p) for p in SCHEMES)[0][1]
+        kept = [f"{o} {p}" for o in ("mlm", "next_token") for p in SCHEMES
+                if stats.verdict(growth(o, p, 64).interval, KEPT_WITHIN).startswith("equivalent")]  # fmt: skip
+        rotary = []
+        for o, name in (("mlm", "MLM"), ("next_token", "next-token LM")):
+            for n in LENGTHS:
+                c = le.diff(f"val/length_{n}/gap/acc", {"stage": "pretrain", "objective": o, "positions": "rotary"},
+                            {"stage": "pretrain", "objective": o, "positions": "learned"})  # fmt: skip
+                rotary.append((name, n, c))
+        won = sum(c.verdict() == "A better" for _, _, c in rotary)
+        said = "; ".join(f"{name} at {n}, {c.say('rotary', 'learned')}" for name, n, c in rotary) + "."
+        verdict = ("So rotary beats learned past the training length (Allen-Zhu & Li's direction)" if won == len(rotary)
+                   else "So rotary does not beat learned beyond noise at every length and objective")  # fmt: skip
+        verdict += ", while " + ("no objective and scheme keeps its gap within 2 points at 64" if not kept
+                                 else f"{', '.join(kept)} keep their gap within 2 points at 64")  # fmt: skip
+        return LengthDigest(SCHEMES[least].capitalize(), grow[least], grow["learned"], said, verdict + ".")
+
+    @functools.cache  # noqa: B019
+    def text(self) -> TextDigest:
+        """The strongest reference, MLM's accuracy against each, and Dyck's ranking on text, in words."""
+        tx = self.grid("text")
+        mlm = {"experiment": "text/pretrain/mlm"}
+        strongest, best = None, None
+        for r in REFERENCES:
+            s = tx.stat(f"val/reference/{r}/acc", **mlm)
+            if best is None or s.mean > best.mean:
+                strongest, best = r, s
+        against = "; ".join(f"{name}, {tx.between('val/acc', f'val/reference/{r}/acc', **mlm).say('MLM', short)}"
+                            for r, (name, short) in REFERENCES.items()) + "."  # fmt: skip
+        agree = self.transfer().by_agreement()
+        ranking = []
+        for i, word in enumerate(w for w in AGREEMENT_WORDS if w in agree):
+            who = f"Dyck's ranking, paired by seed on the text grid's {len(tx.seeds())} seeds," if i == 0 else " It"
+            each = "; ".join(f"{'the cloze' if r.question.cloze else 'fine-tuning'}, {r.question.a} against "
+                             f"{r.question.b} ({r.text.diff.say(r.question.a, r.question.b)})"
+                             for r in agree[word])  # fmt: skip
+            ranking.append(f"{who} {AGREEMENT_WORDS[word]} {each}.")
+        return TextDigest(REFERENCES[strongest][0], best, tx.stat("val/acc", **mlm), against, "".join(ranking))
+
+    @functools.cache  # noqa: B019
+    def text_recipe(self) -> TextRecipeDigest:
+        tr = self.grid("text_recipe")
+        e = tr.cheapest("val/acc", TRIGRAM, limits={"wall_time_s": RECIPE_BUDGET_S}, seeds=3)
+        if e is None:
+            return TextRecipeDigest(None)
+        row = tr.rows(experiment=e).iloc[0]
+        minutes = tr.stat("wall_time_s", experiment=e).mean / 60
+        return TextRecipeDigest(e, int(row["width"]), int(row["layers"]), int(row["max_steps"]), minutes,
+                                tr.between("val/acc", TRIGRAM, experiment=e))  # fmt: skip
