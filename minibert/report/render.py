@@ -22,9 +22,9 @@ grids' tables, so none is typed. A template sees:
   Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
-  (minibert.report.scaling.Scaling); `structure(name)`, `masking_rate(name)`: those pages' models
-  (minibert.report.structure, minibert.report.masking_rate); `digest()`: docs/results.md's answers, one per grid
-  (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure
+  (minibert.report.scaling.Scaling); `structure(name)`, `masking_rate(name)`, `length(name)`:
+  those pages' models (minibert.report.structure, .masking_rate, .length); `digest()`: docs/results.md's
+  answers, one per grid (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure
   (minibert.report.writeup.WriteUp, its published figures from configs/ablations/default.yaml);
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
@@ -52,6 +52,7 @@ from minibert.report import (
     dyck,
     figures,
     grid_report,
+    length,
     masking_rate,
     measurements,
     pairs,
@@ -108,6 +109,7 @@ class Renderer:
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
                                 transfer=self.transfer, scaling=self.scaling, structure=self.structure,
                                 masking_rate=self.masking_rate, digest=self.digest,
+                                length=self.length,
                                 writeup=self.writeup)  # fmt: skip
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
@@ -192,6 +194,10 @@ class Renderer:
     def digest(self) -> digest.Digest:
         """docs/results.md's paragraph answers, one per grid (minibert.report.digest)."""
         return digest.Digest(self.grid, self.transfer)
+
+    def length(self, name: str) -> length.Length:
+        """The length-generalisation page's model of grid `name` (minibert.report.length)."""
+        return length.Length(self.grid(name))
 
     def masking_rate(self, name: str) -> masking_rate.MaskingRate:
         """The masking-rate page's model of grid `name` (minibert.report.masking_rate)."""
