@@ -21,11 +21,11 @@ grids' tables, so none is typed. A template sees:
   `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck); `transfer()`: Dyck's comparisons judged on
   Dyck and on text, and whether they agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
-  where it exists (minibert.report.pairs.PairsPage); `scaling(name)`: the compute-matched scaling page's model
-  (minibert.report.scaling.Scaling); `structure(name)`, `masking_rate(name)`, `length(name)`:
-  those pages' models (minibert.report.structure, .masking_rate, .length); `digest()`: docs/results.md's
-  answers, one per grid (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure
-  (minibert.report.writeup.WriteUp, its published figures from configs/ablations/default.yaml);
+  where it exists (minibert.report.pairs.PairsPage); `digest()`: docs/results.md's answers, one per grid
+  (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure (minibert.report.writeup.WriteUp,
+  its published figures from configs/ablations/default.yaml);
+- a page's model of one grid, by the page's name (`GRID_MODELS`): `scaling(name)`, `structure(name)`,
+  `masking_rate(name)`, `length(name)`, `dyck_gap(name)`, each the class of that name's module over the grid;
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page. A template named
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from minibert.report import (
     comparison,
     digest,
     dyck,
+    dyck_gap,
     figures,
     grid_report,
     length,
@@ -73,6 +75,11 @@ EXIT_CHANGED, EXIT_BAD_INPUT = 1, 2
 
 class ReportError(ValueError):
     """The pages cannot be built as asked; the message says what and where, in one line."""
+
+
+# the page models of one grid, by the name a template calls them with
+GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
+               "length": length.Length, "dyck_gap": dyck_gap.DyckGap}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:
@@ -107,10 +114,9 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                transfer=self.transfer, scaling=self.scaling, structure=self.structure,
-                                masking_rate=self.masking_rate, digest=self.digest,
-                                length=self.length,
-                                writeup=self.writeup)  # fmt: skip
+                                transfer=self.transfer, digest=self.digest, writeup=self.writeup)  # fmt: skip
+        for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
+            self.env.globals[key] = functools.partial(self._model, model)
         self.tables: dict[Path, Data] = {}
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
@@ -187,25 +193,12 @@ class Renderer:
         """The Dyck page's answer table (minibert.report.dyck), each comparison judged by `answer`."""
         return dyck.answer_table(lambda metric, a, b: self.answer("dyck", metric, a, b))
 
-    def scaling(self, name: str) -> scaling.Scaling:
-        """The compute-matched scaling page's model of grid `name` (minibert.report.scaling)."""
-        return scaling.Scaling(self.grid(name))
+    def _model(self, model: type, name: str):
+        return model(self.grid(name))
 
     def digest(self) -> digest.Digest:
         """docs/results.md's paragraph answers, one per grid (minibert.report.digest)."""
         return digest.Digest(self.grid, self.transfer)
-
-    def length(self, name: str) -> length.Length:
-        """The length-generalisation page's model of grid `name` (minibert.report.length)."""
-        return length.Length(self.grid(name))
-
-    def masking_rate(self, name: str) -> masking_rate.MaskingRate:
-        """The masking-rate page's model of grid `name` (minibert.report.masking_rate)."""
-        return masking_rate.MaskingRate(self.grid(name))
-
-    def structure(self, name: str) -> structure.Structure:
-        """The structural probes page's model of grid `name` (minibert.report.structure)."""
-        return structure.Structure(self.grid(name))
 
     def writeup(self) -> writeup.WriteUp:
         """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
