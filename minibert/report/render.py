@@ -24,8 +24,8 @@ grids' tables, so none is typed. A template sees:
   where it exists (minibert.report.pairs.PairsPage); `digest()`: docs/results.md's answers, one per grid
   (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure (minibert.report.writeup.WriteUp,
   its published figures from configs/ablations/default.yaml);
-- a page's model of one grid, by the page's name (`GRID_MODELS`): `scaling(name)`, `structure(name)`,
-  `masking_rate(name)`, `length(name)`, `dyck_gap(name)`, each the class of that name's module over the grid;
+- a page's model of one grid, by the page's name (`GRID_MODELS`: `scaling(name)`, `structure(name)`, ...): the
+  model class of `minibert.report.<that name>` over the grid;
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
   a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page. A template named
@@ -59,6 +59,7 @@ from minibert.report import (
     measurements,
     pairs,
     provenance,
+    recipe,
     scaling,
     stats,
     structure,
@@ -79,7 +80,7 @@ class ReportError(ValueError):
 
 # the page models of one grid, by the name a template calls them with
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
-               "length": length.Length, "dyck_gap": dyck_gap.DyckGap}  # fmt: skip
+               "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:
