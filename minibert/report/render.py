@@ -63,6 +63,7 @@ from minibert.report import (
     scaling,
     stats,
     structure,
+    text,
     transfer,
     validity,
     writeup,
@@ -80,7 +81,8 @@ class ReportError(ValueError):
 
 # the page models of one grid, by the name a template calls them with
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
-               "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe}  # fmt: skip
+               "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe,
+               "text_page": text.TextPage}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:

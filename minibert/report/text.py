@@ -1,0 +1,103 @@
+"""The real-text page's figures (results/text.md), read from the text grid's table and its corpus record.
+
+The grid (configs/ablations/text.yaml) pre-trains every shipped objective on the standard library's
+docstrings and fine-tunes the encoders on next segment. There is no ceiling on text: each cloze arm is read
+against the strongest n-gram reference its questions have (the left+right trigram, or the left bigram for a
+model that reads no right context), and each fine-tuned encoder against no pre-training. `TextPage` gives the
+rows of both tables, the differences the page draws, and the corpus as `corpus.json` records it.
+
+Example:
+    >>> page = TextPage(Data.load("results/text"))  # doctest: +SKIP
+    >>> page.corpus["documents"]["train"]  # doctest: +SKIP
+    676
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from minibert.report import stats, table
+from minibert.report.query import Data, Diff, Stat
+
+REFERENCES = {"unigram": "unigram", "left_bigram": "left bigram", "left_right_trigram": "left+right trigram"}
+# cloze arms on BERT's token-level questions: (label, experiment, metric prefix)
+CLOZE = [("MLM", "text/pretrain/mlm", "val/"), ("span masking", "text/pretrain/span", "val/"),
+         ("whole-word masking", "text/pretrain/whole_word", "val/"),
+         ("causal MLM (left context only)", "text/pretrain/mlm_causal", "val/"),
+         ("ELECTRA's generator (16 wide, 1 layer)", "text/pretrain/electra", "val/generator/")]  # fmt: skip
+ENCODERS = [("MLM, full", {"regime": "full", "objective": "mlm"}),
+            ("MLM, frozen ([CLS] + linear head)", {"regime": "frozen"}),
+            ("MLM, probe (mean of the last layer, linear)", {"regime": "probe"}),
+            ("causal MLM, full", {"regime": "full", "objective": "mlm_causal"}),
+            ("span masking, full", {"regime": "full", "objective": "span"}),
+            ("whole-word masking, full", {"regime": "full", "objective": "whole_word"}),
+            ("ELECTRA, full", {"regime": "full", "objective": "electra"}),
+            ("next-token LM, full", {"regime": "full", "objective": "next_token"})]  # fmt: skip
+NO_PRETRAIN = {"regime": "no_pretrain"}
+NOT_GRADED = "not graded (reads the right)"
+
+
+class TextPage:
+    references = REFERENCES
+
+    def __init__(self, data: Data):
+        self.data = data
+
+    @functools.cached_property
+    def corpus(self) -> dict:
+        """The corpus record the grid's runs wrote (`corpus.json`: source, documents, tokens, vocabulary, ...)."""
+        return table.read_json(Path(self.data.out) / "corpus.json")
+
+    @functools.cached_property
+    def _cloze(self) -> tuple[list[list], dict[str, list[str]], list[tuple[str, Diff]]]:
+        rows, against_bigram, drawn = [], {}, []
+        for label, experiment, p in CLOZE:
+            where = {"experiment": experiment}
+            short = label.split(" (")[0]
+            has = [r for r in REFERENCES if len(self.data.rows(metric=f"{p}reference/{r}/acc", **where))]
+            strongest = has[-1]
+            c = self.data.between(f"{p}acc", f"{p}reference/{strongest}/acc", **where)
+            bigram = self.data.between(f"{p}acc", f"{p}reference/left_bigram/acc", **where)
+            bigram = bigram.verdict(short, "left bigram")
+            side = ("above it" if bigram == f"{short} better" else "below it" if bigram == "left bigram better"
+                    else "undecided")  # fmt: skip
+            against_bigram.setdefault(side, []).append(short)
+            drawn.append((f"{short} − {REFERENCES[strongest]}", c))
+            s = self.data.stat(f"{p}acc", **where)
+            references = [stats.number(self.data.stat(f"{p}reference/{r}/acc", **where).mean) if r in has
+                          else NOT_GRADED for r in REFERENCES]  # fmt: skip
+            rows.append([label, s.seeds, s, *references, stats.fmt(c.interval, signed=True),
+                         c.verdict(short, REFERENCES[strongest])])  # fmt: skip
+        return rows, against_bigram, drawn
+
+    def cloze_header(self) -> list[str]:
+        return ["pre-training", "seeds", "accuracy", *REFERENCES.values(), "minus its baseline", "verdict"]
+
+    def cloze_rows(self) -> list[list]:
+        """[arm, seeds, accuracy, each reference's accuracy, minus its strongest reference, verdict]."""
+        return self._cloze[0]
+
+    def against_bigram(self) -> str:
+        """'above it: MLM, span masking; undecided: ...': each cloze arm against the left bigram."""
+        return "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(self._cloze[1].items())) + "."
+
+    @functools.cached_property
+    def _tuned(self) -> tuple[list[list], list[tuple[str, Diff]]]:
+        rows, drawn = [], []
+        for label, where in ENCODERS:
+            c = self.data.diff("val/acc", where, NO_PRETRAIN)
+            drawn.append((f"{label} − no pre-training", c))
+            rows.append([label, c.a.seeds, c.a, c, c.verdict(label, "no pre-training")])
+        return rows, drawn
+
+    def tuned_rows(self) -> list[list]:
+        """[encoder, seeds, accuracy, minus no pre-training, verdict]."""
+        return self._tuned[0]
+
+    def no_pretrain(self) -> Stat:
+        return self.data.stat("val/acc", **NO_PRETRAIN)
+
+    def drawn(self) -> list[tuple[str, Diff]]:
+        """Each cloze arm against its baseline, then each encoder against no pre-training."""
+        return [*self._cloze[2], *self._tuned[1]]
