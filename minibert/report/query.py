@@ -345,7 +345,15 @@ class Data:
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    """A Markdown table; each cell is str()'d (a Stat or Diff prints its figure)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """A Markdown table; each cell is str()'d (a Stat or Diff prints its figure), an empty one left blank.
+
+    >>> print(markdown_table(["", "a"], [["x", ""]]))
+    | | a |
+    |---|---|
+    | x | |
+    """
+
+    def line(cells: list[Any]) -> str:
+        return "|" + "|".join(f" {c} " if str(c) else " " for c in cells) + "|"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])

@@ -55,6 +55,7 @@ from minibert.report import (
     figures,
     grid_report,
     length,
+    masking,
     masking_rate,
     measurements,
     pairs,
@@ -82,7 +83,7 @@ class ReportError(ValueError):
 # the page models of one grid, by the name a template calls them with
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
                "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe,
-               "text_page": text.TextPage}  # fmt: skip
+               "text_page": text.TextPage, "masking": masking.Masking}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:

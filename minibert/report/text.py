@@ -89,10 +89,11 @@ class TextPage:
             c = self.data.diff("val/acc", where, NO_PRETRAIN)
             drawn.append((f"{label} − no pre-training", c))
             rows.append([label, c.a.seeds, c.a, c, c.verdict(label, "no pre-training")])
-        return rows, drawn
+        none = self.no_pretrain()
+        return [*rows, ["no pre-training", none.seeds, none, "", ""]], drawn
 
     def tuned_rows(self) -> list[list]:
-        """[encoder, seeds, accuracy, minus no pre-training, verdict]."""
+        """[encoder, seeds, accuracy, minus no pre-training, verdict], then no pre-training's own row."""
         return self._tuned[0]
 
     def no_pretrain(self) -> Stat:
