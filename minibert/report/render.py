@@ -59,6 +59,7 @@ from minibert.report import (
     masking_rate,
     measurements,
     pairs,
+    probes,
     provenance,
     recipe,
     scaling,
@@ -83,7 +84,7 @@ class ReportError(ValueError):
 # the page models of one grid, by the name a template calls them with
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
                "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe,
-               "text_page": text.TextPage, "masking": masking.Masking}  # fmt: skip
+               "text_page": text.TextPage, "masking": masking.Masking, "probes": probes.Probes}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:
