@@ -33,7 +33,7 @@ from minibert.checkout import without_absolute_paths
 from minibert.report.query import LOWER_IS_BETTER, Data, Diff
 from minibert.report.stats import Interval
 from minibert.report.table import TableError, read_json, split
-from minibert.stats import accuracies, betting
+from minibert.stats import accuracies, betting, intervals
 from minibert.stats.betting import ALPHA, SequentialVerdict
 from minibert.stats.failures import ArmFailures, compare_failures
 
@@ -270,7 +270,7 @@ def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float,
     a, b = (data.find(metric, category, experiment=e) for e in (pair.a, pair.b))
     if a is None or b is None or not (a.shared and b.shared) or not a.n or not b.n or not is_proportion(pair.metric):
         return alpha, 0.0
-    se = math.sqrt(a.mean * (1 - a.mean) / a.n + b.mean * (1 - b.mean) / b.n)
+    se = math.sqrt(intervals.binomial_variance(a.mean, a.n) + intervals.binomial_variance(b.mean, b.n))
     return alpha / 2, float(norm.ppf(1 - alpha / 4)) * se
 
 

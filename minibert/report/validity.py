@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from minibert.report import stats
 from minibert.report.query import Data, QueryError, Stat
 from minibert.report.stats import Interval
-from minibert.stats import agreement
+from minibert.stats import agreement, intervals
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
@@ -268,4 +268,4 @@ def _interval(f: Figure, proportion: bool) -> Interval:
 
 def _binomial(s: Stat) -> float:
     """The variance a shared validation set adds to an accuracy's mean (0 when each seed drew its own)."""
-    return s.mean * (1 - s.mean) / s.n if s.shared and s.n else 0.0
+    return intervals.binomial_variance(s.mean, s.n) if s.shared else 0.0

@@ -147,6 +147,15 @@ def seed_interval(values: Sequence[float]) -> tuple[float, float]:
     return mean, t95(len(values) - 1) * math.sqrt(variance(values)) / math.sqrt(len(values))
 
 
+def binomial_variance(p: float, n: float | None) -> float:
+    """The variance of an accuracy p measured on n questions, p(1 - p) / n; 0 without a count.
+
+    >>> binomial_variance(0.5, 100)
+    0.0025
+    """
+    return p * (1 - p) / n if n else 0.0
+
+
 def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interval:
     """Mean over seeds of a proportion graded on `n` validation questions, with its bounded 95% interval
     (seed spread plus validation sampling; see the module docstring). `n=None`: seed spread only."""
@@ -155,7 +164,7 @@ def accuracy_interval(values: Sequence[float | None], n: float | None) -> Interv
         return NAN
     p = statistics.fmean(values)
     seed_var, seed_df = _seed_term(values)
-    sampling = p * (1 - p) / n if n else 0.0
+    sampling = binomial_variance(p, n)
     total = seed_var + sampling
     t, df = _quantile(seed_var, seed_df, total)
     if p * (1 - p) > 0 and total > 0:
@@ -201,7 +210,7 @@ def difference_interval(a: dict[int, float], b: dict[int, float], n_a: float | N
     if not seeds:
         return NAN
     pa, pb = statistics.fmean(a[s] for s in seeds), statistics.fmean(b[s] for s in seeds)
-    sampling = (pa * (1 - pa) / n_a if n_a else 0.0) + (pb * (1 - pb) / n_b if n_b else 0.0)
+    sampling = binomial_variance(pa, n_a) + binomial_variance(pb, n_b)
     return with_sampling([a[s] - b[s] for s in seeds], sampling)
 
 
