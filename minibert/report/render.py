@@ -18,8 +18,9 @@ grids' tables, so none is typed. A template sees:
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
 - `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
 - `answer(name, metric, a, b)`: A - B judged once (a recorded comparison's sequence where one holds the pair);
-  `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck); `transfer()`: Dyck's comparisons judged on
-  Dyck and on text, and whether they agree (minibert.report.transfer);
+  `dyck_answer()`: the Dyck page's answer table (minibert.report.dyck), `dyck_page()` its other tables
+  (minibert.report.dyck_page); `transfer()`: Dyck's comparisons judged on Dyck and on text, and whether they
+  agree (minibert.report.transfer);
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `digest()`: docs/results.md's answers, one per grid
   (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure (minibert.report.writeup.WriteUp,
@@ -52,6 +53,7 @@ from minibert.report import (
     digest,
     dyck,
     dyck_gap,
+    dyck_page,
     figures,
     grid_report,
     length,
@@ -119,7 +121,8 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                transfer=self.transfer, digest=self.digest, writeup=self.writeup)  # fmt: skip
+                                dyck_page=self.dyck_page, transfer=self.transfer, digest=self.digest,
+                                writeup=self.writeup)  # fmt: skip
         for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
             self.env.globals[key] = functools.partial(self._model, model)
         self.tables: dict[Path, Data] = {}
@@ -193,6 +196,10 @@ class Renderer:
                         return Answer(diff, f"comparisons/{path.stem}", j.verdict.look if j.stopped else j.looks)
         diff = data.diff(metric, {"experiment": a}, {"experiment": b})
         return Answer(diff, "", diff.interval.seeds)
+
+    def dyck_page(self) -> dyck_page.DyckPage:
+        """The Dyck page's tables and readings (minibert.report.dyck_page), over the Dyck, variance and recipe grids."""
+        return dyck_page.DyckPage(self.grid("dyck"), self.grid("dyck_variance"), self.grid("recipe"))
 
     def dyck_answer(self) -> dyck.AnswerTable:
         """The Dyck page's answer table (minibert.report.dyck), each comparison judged by `answer`."""
