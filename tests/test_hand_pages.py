@@ -48,22 +48,36 @@ def test_the_recipe_page_names_the_arm_the_interval_favours():
     assert "lr 0.02 for 1,000 steps\n  has the lowest mean gap" in text  # its cost is within the budget
 
 
-def test_the_fine_tuning_page_reads_its_claims_from_the_intervals():
-    _, text = Renderer(ROOT).render(Path("results/finetune.md.j2"))
+FULL_SOLVES = "pre-training + full fine-tuning solves it: full >= 0.95"
+FROZEN_BELOW = "frozen [CLS] is near chance: frozen below full"
+
+
+def test_the_fine_tuning_page_quotes_the_grids_claims_as_its_report_judges_them():
+    """The page judges no claim of its own: it quotes the grid's claims on fine-tuning with the verdicts the
+    grid's report gives them (one family), and its sentences follow the numbers."""
+    renderer = Renderer(ROOT)
+    _, text = renderer.render(Path("results/finetune.md.j2"))
+    verdicts = {a.text: a.verdict for a in renderer.finetune().claims()}
+    assert {FULL_SOLVES, FROZEN_BELOW} <= set(verdicts)
+    assert all(f'- "{claim}": ' in text and f"; {v}." in text for claim, v in verdicts.items())
     assert "`full` against `frozen`: full better by" in text and "`full` is higher on 3 of 3 seeds" in text
 
     def worse(frame):  # full fine-tuning 10 points below the frozen regime on every seed
         full, frozen = values(frame, "finetune/full", "val/acc"), values(frame, "finetune/frozen", "val/acc")
         frame.loc[full, "value"] = frame.loc[frozen, "value"].to_numpy() - 0.1
 
-    _, text = Changed("default", worse).render(Path("results/finetune.md.j2"))
+    changed = Changed("default", worse)
+    _, text = changed.render(Path("results/finetune.md.j2"))
     assert re.search(
         r"`full` against `frozen`: frozen better by 10\.0 \([^)]+\); `full` is higher on 0 of 3 seeds", text
     )
-    assert "is below 95: not shown" in text
+    verdicts = {a.text: a.verdict for a in changed.finetune().claims()}
+    assert verdicts[FROZEN_BELOW] == "fails" and verdicts[FULL_SOLVES] == "fails"
 
-    def solved(frame):  # every seed right on every question: the 95% claim is shown
+    def solved(frame):  # every seed right on every question: the 95% claim holds
         frame.loc[values(frame, "finetune/full", "val/acc"), "value"] = 1.0
 
-    _, text = Changed("default", solved).render(Path("results/finetune.md.j2"))
-    assert "clears 95: shown" in text
+    changed = Changed("default", solved)
+    _, text = changed.render(Path("results/finetune.md.j2"))
+    assert {a.text: a.verdict for a in changed.finetune().claims()}[FULL_SOLVES] == "holds"
+    assert f'- "{FULL_SOLVES}": ' in text and "(claimed ≥ 95.0); holds." in text

@@ -24,7 +24,8 @@ grids' tables, so none is typed. A template sees:
 - `pairs(name, validity)`: the minimal-pairs page model of that grid, read against the validity study's grid
   where it exists (minibert.report.pairs.PairsPage); `digest()`: docs/results.md's answers, one per grid
   (minibert.report.digest); `writeup()`: the write-up reproduced figure by figure (minibert.report.writeup.WriteUp,
-  its published figures from configs/ablations/default.yaml);
+  its published figures from configs/ablations/default.yaml); `finetune()`: the fine-tuning page's
+  (minibert.report.finetune);
 - a page's model of one grid, by the page's name (`GRID_MODELS`: `scaling(name)`, `structure(name)`, ...): the
   model class of `minibert.report.<that name>` over the grid;
 - `forest(name, rows, title)`, `lines(name, series, xlabel, ylabel, title)` and `scatter(name, panels, title)`:
@@ -55,6 +56,7 @@ from minibert.report import (
     dyck_gap,
     dyck_page,
     figures,
+    finetune,
     grid_report,
     length,
     masking,
@@ -122,7 +124,7 @@ class Renderer:
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
                                 dyck_page=self.dyck_page, transfer=self.transfer, digest=self.digest,
-                                writeup=self.writeup)  # fmt: skip
+                                writeup=self.writeup, finetune=self.finetune)  # fmt: skip
         for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
             self.env.globals[key] = functools.partial(self._model, model)
         self.tables: dict[Path, Data] = {}
@@ -211,6 +213,10 @@ class Renderer:
     def digest(self) -> digest.Digest:
         """docs/results.md's paragraph answers, one per grid (minibert.report.digest)."""
         return digest.Digest(self.grid, self.transfer)
+
+    def finetune(self) -> finetune.Finetune:
+        """The fine-tuning page's model: the default grid's regimes, its config's write-up figures and claims."""
+        return finetune.Finetune(self.grid("default"), grid_report.grid_of(self.root / grid_dir("default"), self.root))
 
     def writeup(self) -> writeup.WriteUp:
         """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
