@@ -38,6 +38,8 @@ def render(root: Path, page: str, change: dict[tuple, np.ndarray]) -> tuple[str,
                 parts = (frame["experiment"] == experiment) & (frame["metric"] == query.by_document(metric))
                 frame = frame[~parts]
         table.write(frame, root / "results" / grid)
+        if (ROOT / "results" / grid / "corpus.json").is_file():  # the corpus record the text page quotes
+            shutil.copy(ROOT / "results" / grid / "corpus.json", root / "results" / grid / "corpus.json")
         if (ROOT / "results" / grid / "comparisons").is_dir():  # records the page quotes
             shutil.copytree(ROOT / "results" / grid / "comparisons", root / "results" / grid / "comparisons")
         frames[grid] = frame

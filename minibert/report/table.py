@@ -200,11 +200,13 @@ def _narrow(path: Path, out: str | Path) -> pd.DataFrame:
 
 def read_json(path: str | Path, keys: tuple[str, ...] = ()) -> dict:
     """A JSON record beside a table (`run.json`, a comparison's record); TableError, in one line naming the file
-    (and the line and column), for one that does not parse, is not an object, or lacks one of `keys`."""
+    (and the line and column), for one that is missing, does not parse, is not an object, or lacks one of `keys`."""
     path = Path(path)
     restore = f"restore it (git checkout -- {path}) or make it again with the command that wrote it"
     try:
         body = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise TableError(f"{path}: missing: {restore}") from None
     except json.JSONDecodeError as err:
         raise TableError(f"{path}: not JSON (line {err.lineno}, column {err.colno}: {err.msg}): {restore}") from None
     except UnicodeDecodeError:

@@ -47,7 +47,7 @@ class TextPage:
     @functools.cached_property
     def corpus(self) -> dict:
         """The corpus record the grid's runs wrote (`corpus.json`: source, documents, tokens, vocabulary, ...)."""
-        return table.read_json(Path(self.data.out) / "corpus.json")
+        return table.read_json(Path(self.data.out) / "corpus.json", ("source", "documents", "tokens", "vocab_size"))
 
     @functools.cached_property
     def _cloze(self) -> tuple[list[list], dict[str, list[str]], list[tuple[str, Diff]]]:
