@@ -255,6 +255,8 @@ class Data:
                 for row in first.to_dict("records")}  # fmt: skip
 
     def _match(self, metric: str, category: str, where: dict) -> list[str]:
+        if len(where) == 1 and isinstance(e := where.get("experiment"), str):  # the common question, answered directly
+            return [e] if (e, metric, category) in self._cells else []
         if unknown := [k for k in where if k not in self.frame.columns]:
             raise QueryError(f"{self.out}: no column {unknown[0]!r}; columns: {', '.join(self.frame.columns)}")
         if any(k not in next(iter(self._columns_of.values()), {}) for k in where):  # e.g. seed: the rows decide

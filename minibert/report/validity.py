@@ -85,6 +85,7 @@ class Study:
     def lower_is_better(self, measure: str) -> bool:
         return measure == "cloze"
 
+    @functools.cache  # noqa: B019 (a study is built once per table; its pages ask each figure many times)
     def figure(self, setting: str, measure: str, arm: str) -> Figure | None:
         """`arm`'s figure in `setting`, or None where it has none (not run yet, or not a cloze arm)."""
         if measure == "finetune":
