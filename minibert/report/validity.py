@@ -32,6 +32,31 @@ CONTROL = "mlm"  # the arm every effect is measured against (BERT's MLM)
 TARGET = "text"  # the setting the others are read against: real text at the recipe that learns, last
 MEASURES = ("cloze", "finetune")
 PREFIX = "validity"
+NAMES = {"dyck": "Dyck", "brackets": "the bracket pairs", "text1x": "text at 1x", "text": "text"}
+MEASURE_LABELS = {"cloze": "cloze (gap to the best reference)", "finetune": "fine-tuning (accuracy)"}
+CORRELATION_HEADER = [
+    "predictor", "measure", "arms", "seeds (predictor, text)", "questions a seed (predictor, text)",
+    "Spearman's rho (95%, these arms)", "Kendall's tau-b (95%, these arms)", "rho for arms like these (95%)",
+    "ceiling: rho, tau", "predictor's own reliability: rho",
+]  # fmt: skip
+AGREEMENT_HEADER = [
+    "predictor", "measure", "pairs", "decided by it", "text: same sign", "text: other sign", "text: undecided",
+    "same sign, of those text decides (95%)", "text leans the same way (95%)",
+]  # fmt: skip
+
+
+def coefficient(c) -> str:
+    """'+0.85 (+0.79 to +0.90)': a coefficient with its interval; undefined where every arm ties in a setting."""
+    if c.value != c.value:
+        return "undefined (every arm ties in one setting)"
+    return f"{c.value:+.2f} ({c.lo:+.2f} to {c.hi:+.2f})"
+
+
+def share(k: int, n: int, lo: float, hi: float) -> str:
+    """'14/18 = 78% (52 to 94)': k of n with its interval, or 'none decided'."""
+    if not n:
+        return "none decided"
+    return f"{k}/{n} = {stats.number(k / n, 100, 0)}% ({stats.number(lo, 100, 0)} to {stats.number(hi, 100, 0)})"
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,9 @@ class Figure:
 
 class Study:
     """The study's table: which settings and arms it holds, and each arm's figure per setting and measure."""
+
+    names, measure_labels = NAMES, MEASURE_LABELS
+    coefficient, share = staticmethod(coefficient), staticmethod(share)
 
     def __init__(self, data: Data):
         self.data = data
@@ -110,6 +138,39 @@ class Study:
         best = max(refs, key=lambda r: r.mean)  # one count on the same questions for every seed
         values = {s: best.values[s] - v for s, v in acc.values.items() if s in best.values}
         return Figure(values, _binomial(acc), acc.n, self._shared_set(acc))
+
+    @property
+    def predictors(self) -> list[str]:
+        """Every setting but the target, in the study's order."""
+        return [s for s in self.settings if s != self.target]
+
+    def correlation_table(self) -> tuple[list[str], list[list[str]]]:
+        """(header, rows): each predictor's rank correlation with the target on each measure, its ceiling and the
+        predictor's own reliability."""
+        rows = []
+        for p in self.predictors:
+            for m, label in MEASURE_LABELS.items():
+                if not (c := self.compare(p, self.target, m)):
+                    continue
+                top, own = self.ceiling(self.target, m, c.arms), self.ceiling(p, m, c.arms)
+                rows.append([NAMES[p], label, len(c.arms), f"{c.seeds_x}, {c.seeds_y}",
+                             f"{c.questions_x:,.0f}, {c.questions_y:,.0f}", coefficient(c.correlation.spearman),
+                             coefficient(c.correlation.kendall), coefficient(c.like_these.spearman),
+                             f"{top.spearman:+.2f}, {top.kendall:+.2f}", f"{own.spearman:+.2f}"])  # fmt: skip
+        return CORRELATION_HEADER, rows
+
+    def agreement_table(self) -> tuple[list[str], list[list]]:
+        """(header, rows): of the arm pairs each predictor decides, how the target judges them."""
+        rows = []
+        for p in self.predictors:
+            for m, label in MEASURE_LABELS.items():
+                if not (c := self.compare(p, self.target, m)):
+                    continue
+                a = c.pairs
+                rows.append([NAMES[p], label, a.pairs, a.decided, a.same, a.other, a.undecided,
+                             share(a.same, a.same + a.other, a.lo, a.hi),
+                             share(a.leaning, a.decided, a.leaning_lo, a.leaning_hi)])  # fmt: skip
+        return AGREEMENT_HEADER, rows
 
     def arm_table(self, names: dict[str, str]) -> tuple[list[str], list[list[str]]]:
         """(header, rows): every arm's figure in every setting as the study ranks it, in points, mean over seeds
