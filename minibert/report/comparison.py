@@ -30,10 +30,10 @@ from pathlib import Path
 
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
-from minibert.report.query import LOWER_IS_BETTER, Data, Diff
+from minibert.report.query import Data, Diff
 from minibert.report.stats import Interval
 from minibert.report.table import TableError, read_json, split
-from minibert.stats import accuracies, betting, intervals
+from minibert.stats import accuracies, betting, intervals, scoreboard
 from minibert.stats.betting import ALPHA, SequentialVerdict
 from minibert.stats.failures import ArmFailures, compare_failures
 
@@ -43,11 +43,6 @@ SEQUENCE = "betting"  # minibert.stats.betting, with its fixed grid of bets
 
 class ComparisonError(ValueError):
     """A design that cannot be run or continued; the message says what to change."""
-
-
-def lower_is_better(metric: str) -> bool:
-    """Gaps to a ceiling and losses are better low; accuracies and everything else high."""
-    return bool(LOWER_IS_BETTER.search(metric))
 
 
 def is_proportion(metric: str) -> bool:
@@ -282,7 +277,7 @@ def _differences(
     (None before both have one). A run that gave no figure counts at its arm's worst value in `bounds` (what one
     arm's figure can be): a recipe that crashes is judged by it, as one that stalls is."""
     va, vb = values(data, pair.a, pair.metric), values(data, pair.b, pair.metric)
-    lower = lower_is_better(pair.metric)
+    lower = scoreboard.lower_is_better(pair.metric)
     worst = bounds[1] if lower else bounds[0]
     diffs: list[float] = []
     failed: tuple[list[bool], list[bool]] = ([], [])
@@ -383,7 +378,7 @@ def as_diff(data: Data, j: Judged) -> Diff | None:
     a, b = (data.find(metric, category, experiment=e) for e in (j.pair.a, j.pair.b))
     if a is None or b is None:
         return None
-    iv, lower = j.interval, lower_is_better(j.pair.metric)
+    iv, lower = j.interval, scoreboard.lower_is_better(j.pair.metric)
     return Diff(a, b, Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if lower else iv, lower)
 
 

@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,8 @@ import pandas as pd
 
 from minibert.report import curves, provenance, stats, table
 from minibert.report.stats import Interval
-from minibert.stats import accuracies, bootstrap
+from minibert.stats import accuracies, bootstrap, scoreboard
 
-LOWER_IS_BETTER = re.compile(r"(^|/)(gap|loss)(/|$)|loss$|wall_time")
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
 # real-text runs log: the parts an interval resamples documents from, never figures of their own
 BY_DOCUMENT = table.BY_DOCUMENT
@@ -306,7 +304,7 @@ class Data:
         both = set(sa.values) & set(sb.values)
         docs = self.clustered((metric, sa.experiment), (metric, sb.experiment), both) if category == "" else None
         iv = docs if docs is not None else stats.paired(sa.values, sb.values, na, nb)
-        lower = bool(LOWER_IS_BETTER.search(metric)) if lower_is_better is None else lower_is_better
+        lower = scoreboard.lower_is_better(metric) if lower_is_better is None else lower_is_better
         return Diff(sa, sb, iv, lower, self.family)
 
     def between(self, a: str, b: str, category: str = "", **where: Any) -> Diff:

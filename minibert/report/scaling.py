@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from minibert.report import stats
 from minibert.report.query import Data, Diff, Stat
+from minibert.stats import scoreboard
 
 NAMES = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
          "next_token": "next-token LM", "next_token-then-mlm": "next-token LM, then MLM", "mlm-w64": "MLM, width 64",
@@ -162,7 +163,7 @@ class Scaling:
         d, leads, crossings = self.data, [], []
         for what, metric, stage in MEASURES:
             arms = self.tuned if stage == "finetune" else CLOZE
-            lower = "gap" in metric
+            lower = scoreboard.lower_is_better(metric)
             for x in self.budgets:
                 means = [(d.stat(metric, **self.where(stage, a, x)).mean, a) for a in arms]
                 top = sorted((m if lower else -m, a) for m, a in means)[0][1]
