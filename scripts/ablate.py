@@ -307,6 +307,7 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report, ROOT
         )
     else:
+        wall, own = time.perf_counter() - start, sum(r.summary()["wall_time_s"] for r in done)
         made = {
             "date": _now(),
             "command": command,
@@ -314,9 +315,18 @@ def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
             f"reported: {len(reported)}",
             "machine": f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: "
             f"{args.workers}" + (f", executor: {args.executor}" if args.executor != "local" else ""),
-            "wall time of this invocation": f"{time.perf_counter() - start:.1f} s ({trained} runs trained, "
+            "wall time of this invocation": f"{wall:.1f} s ({trained} runs trained, "
             f"{len(done) - trained} reused, {len(runs) - len(done)} missing)",
-            "sum of the runs' own wall times": f"{sum(r.summary()['wall_time_s'] for r in done):.1f} s",
+            "sum of the runs' own wall times": f"{own:.1f} s",
+            # the same, typed, for pages to query (minibert.report.query.Data.invocation)
+            "figures": {
+                "wall_time_s": round(wall, 1),
+                "runs_trained": trained,
+                "runs_reused": len(done) - trained,
+                "runs_missing": len(runs) - len(done),
+                "runs_wall_time_s": round(own, 1),
+                "workers": args.workers,
+            },
         } | ({"quick": True} if args.quick else {})
         written = record(out, grid, finished, made, args.replace_report, ROOT)
     if not args.no_report:  # one writer: the pages this table feeds, as python -m minibert.report renders them

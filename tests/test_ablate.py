@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from minibert.report import table
+from minibert.report.query import Data
 from minibert.training import code_version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,6 +147,10 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
         "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html",
         "claims.png", "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
+    typed = made(out)["figures"]  # the same, typed, for pages: not listed among how the grid was run
+    assert (typed["runs_trained"], typed["runs_reused"], typed["runs_missing"]) == (6, 0, 0)
+    assert made(out)["wall time of this invocation"].startswith(f"{typed['wall_time_s']:.1f} s")
+    assert Data.load(out).wall_time_s == typed["wall_time_s"] and "figures" not in Data.load(out).made
     md = (out / "ablation.md").read_text()
     answer = md.split("## The answer", 1)[1].split("## How it was run", 1)[0]
     assert "| causal openers below bidirectional openers |" in answer  # the grid's claim, on the first screen

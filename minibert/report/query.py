@@ -128,15 +128,25 @@ class Diff(_Interval):
 class Data:
     """One grid's table, with how it was made (`<out>/run.json`: command, date, machine, wall time)."""
 
-    def __init__(self, frame: pd.DataFrame, made: dict | None = None, out: str = "", family=None):
+    def __init__(self, frame: pd.DataFrame, made: dict | None = None, out: str = "", family=None,
+                 invocation: dict | None = None):  # fmt: skip
         self.frame, self.made, self.out = frame, made or {}, out
+        self.invocation = invocation or {}  # run.json's typed figures (wall_time_s, runs_trained, ...), not listed
         self.family = family or stats.Family(Path(out).as_posix() if out else "")  # every Diff drawn from it
 
     @classmethod
     def load(cls, out: str | Path) -> Data:
         out = Path(out)
         made = table.read_json(out / "run.json") if (out / "run.json").is_file() else {}
-        return cls(table.read(out), made, str(out))
+        invocation = made.pop("figures", {})
+        return cls(table.read(out), made, str(out), invocation=invocation if isinstance(invocation, dict) else {})
+
+    @property
+    def wall_time_s(self) -> float:
+        """The wall time of the invocation that wrote the table, as its run.json records it."""
+        if not isinstance(self.invocation.get("wall_time_s"), int | float):
+            raise QueryError(f"{self.out}/run.json records no figures.wall_time_s: rebuild it with scripts/ablate.py")
+        return float(self.invocation["wall_time_s"])
 
     @functools.cached_property
     def curves(self) -> pd.DataFrame | None:
@@ -294,7 +304,7 @@ class Data:
 
     def of(self, **where: Any) -> Data:
         """The same grid narrowed to the selected rows (a page asking many questions of one experiment)."""
-        return Data(self.rows(**where), self.made, self.out, self.family)
+        return Data(self.rows(**where), self.made, self.out, self.family, self.invocation)
 
     def diff(self, metric: str, a: dict, b: dict, category: str = "", lower_is_better: bool | None = None) -> Diff:
         """A - B on `metric`, paired by seed; `a`, `b`: selections as for `stat`."""
