@@ -27,7 +27,7 @@ import pandas as pd
 
 from minibert.atomic_writes import write_atomic
 from minibert.metrics_history import metric_history
-from minibert.report.table import TableError
+from minibert.report import table
 
 FILE = "curves.csv"
 METRICS = ("train/loss", "val/loss", "val/acc")  # what a dashboard draws: the objective's loss, its accuracy
@@ -87,25 +87,8 @@ def read(out: str | Path) -> pd.DataFrame | None:
     path = Path(out) / FILE
     if not path.is_file():
         return None
-    try:
-        frame = pd.read_csv(path, dtype={"experiment": str, "metric": str})
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise TableError(f"{path}: not a curves table ({type(err).__name__}): {_fix(out)}") from None
-    if missing := [c for c in COLUMNS if c not in frame.columns]:
-        raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_fix(out)}")
-    for column in ("seed", "step", "value"):
-        wrong = pd.to_numeric(frame[column], errors="coerce").isna() & frame[column].notna()
-        if wrong.any():
-            row = int(wrong.to_numpy().argmax())
-            raise TableError(f"{path}: line {row + 2}, column {column}: {frame[column].iloc[row]!r} is not a number: "
-                             f"{_fix(out)}")  # fmt: skip
-        frame[column] = pd.to_numeric(frame[column])
-    return frame
-
-
-def _fix(out: str | Path) -> str:
-    return (f"restore it (git checkout -- {Path(out) / FILE}) or rebuild it from its runs (python scripts/ablate.py "
-            f"--report-only --grid <its grid> --out {out})")  # fmt: skip
+    return table.read_beside(path, out, "a curves table", COLUMNS, ("seed", "step", "value"),
+                             {"experiment": str, "metric": str})  # fmt: skip
 
 
 def band(frame: pd.DataFrame, experiment: str, metric: str) -> tuple[np.ndarray, ...] | None:

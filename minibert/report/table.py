@@ -36,7 +36,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -187,14 +187,23 @@ def read(out: str | Path) -> pd.DataFrame:
 
 def _narrow(path: Path, out: str | Path) -> pd.DataFrame:
     """A narrow file of category or document rows, checked as the main table is (TableError in one line)."""
-    try:
-        rows = pd.read_csv(path, dtype={"category": str, "run": str})
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise TableError(f"{path}: not a table of rows ({type(err).__name__}): {_restore(out)}") from None
-    if missing := [c for c in DOCUMENT_COLUMNS if c not in rows.columns]:
-        raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_restore(out)}")
-    _numbers(rows, path, out)
+    rows = read_beside(path, out, "a table of rows", DOCUMENT_COLUMNS, NUMERIC, {"category": str, "run": str})
     rows["category"] = rows["category"].fillna("")
+    return rows
+
+
+def read_beside(path: Path, out: str | Path, what: str, columns: Sequence[str], numeric: Sequence[str],
+                types: dict) -> pd.DataFrame:  # fmt: skip
+    """A CSV file beside the table in `out` (`what` it is, the `columns` it must have, those that hold numbers),
+    checked as the table is: TableError in one line naming the file for one that does not parse, lacks a column
+    or holds a value that is not a number where one must be; the numeric columns are numbers afterwards."""
+    try:
+        rows = pd.read_csv(path, dtype=types)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise TableError(f"{path}: not {what} ({type(err).__name__}): {_restore(out, path)}") from None
+    if missing := [c for c in columns if c not in rows.columns]:
+        raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: {_restore(out, path)}")
+    _numbers(rows, path, out, numeric)
     return rows
 
 
@@ -218,10 +227,11 @@ def read_json(path: str | Path, keys: tuple[str, ...] = ()) -> dict:
     return body
 
 
-def _restore(out: str | Path) -> str:
-    """The fix a TableError names: the committed file again, or the table rebuilt from the finished runs."""
-    return (f"restore it (git checkout -- {Path(out) / FILE}) or rebuild it from its runs (python scripts/ablate.py "
-            f"--report-only --grid <its grid> --out {out})")  # fmt: skip
+def _restore(out: str | Path, path: Path | None = None) -> str:
+    """The fix a TableError names: the committed file (`path`, the table by default) again, or the table rebuilt
+    from the finished runs."""
+    return (f"restore it (git checkout -- {path or Path(out) / FILE}) or rebuild it from its runs (python "
+            f"scripts/ablate.py --report-only --grid <its grid> --out {out})")  # fmt: skip
 
 
 def _check(table: pd.DataFrame, path: Path, out: str | Path) -> None:
@@ -234,9 +244,10 @@ def _check(table: pd.DataFrame, path: Path, out: str | Path) -> None:
     _numbers(table, path, out)
 
 
-def _numbers(table: pd.DataFrame, path: Path, out: str | Path) -> None:
-    """TableError for a cell of a NUMERIC column that is not a number (named by its CSV line); numbers after."""
-    for column in NUMERIC:
+def _numbers(table: pd.DataFrame, path: Path, out: str | Path, numeric: Sequence[str] = NUMERIC) -> None:
+    """TableError for a cell of a `numeric` column that is not a number (named by its CSV line; an empty seed is
+    not one either); numbers after."""
+    for column in numeric:
         values = table[column]
         wrong = pd.to_numeric(values, errors="coerce").isna() & (values.notna() | (column == "seed"))
         if wrong.any():

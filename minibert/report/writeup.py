@@ -56,6 +56,7 @@ class Compared:
 
     @property
     def word(self) -> str:
+        """Where the interval of ours minus theirs lies: equal, within noise, or above or below beyond it."""
         iv = self.against
         if iv.lo == iv.hi == 0:
             return "equal"
