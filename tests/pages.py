@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from minibert.report.measurements import FILE as MEASUREMENTS
 from minibert.report.render import PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,8 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def copy_templates(root: Path, *names: str | Path) -> None:
     """Copy the templates `names` (relative to configs/pages) under `root`, with the shared files any page may
-    import (`_*.j2`, never pages themselves)."""
+    import (`_*.j2`, never pages themselves) and the figures measured outside any table it may quote."""
     (root / PAGES).mkdir(parents=True, exist_ok=True)
+    (root / MEASUREMENTS).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / MEASUREMENTS, root / MEASUREMENTS)
     for shared in (ROOT / PAGES).glob("_*.j2"):
         shutil.copy(shared, root / PAGES / shared.name)
     for name in names:
