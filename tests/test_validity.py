@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -197,8 +196,7 @@ def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_
     flops = [study.data.stat("flops", experiment=f"validity/{s}/pretrain/mlm").mean for s in study.settings]
     assert flops == sorted(flops) and flops[0] < flops[-1]  # the settings' models differ even at one step count
     template = Path("results/validity.md.j2")
-    (tmp_path / "configs/pages/results").mkdir(parents=True)
-    shutil.copy(ROOT / "configs/pages" / template, tmp_path / "configs/pages" / template)
+    copy_templates(tmp_path, template)
     _, text = Renderer(tmp_path).render(template)
     assert "| Dyck | fine-tuning (accuracy) | 3 | 2, 2 |" in text
     assert "| Dyck | cloze" not in text  # two cloze arms: too few for a coefficient
