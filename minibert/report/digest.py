@@ -48,10 +48,6 @@ AGREEMENT_WORDS = {"holds": "holds for", "reverses": "reverses for", "undecided 
                    "undecided on Dyck": "is undecided on Dyck for"}  # fmt: skip
 
 
-def _listed(items: list[str], joiner: str = ", ") -> str:
-    return joiner.join(items)
-
-
 def _rates(ps: list[float]) -> str:
     """'5%, 40%': masking rates in percent."""
     return ", ".join(f"{stats.number(p, 100, 0)}%" for p in ps)
@@ -141,7 +137,7 @@ class Digest:
             if all(v == "A better" for v in verdicts):
                 lead.append(x)
         where = ("at every budget" if len(lead) == len(budgets)
-                 else f"at {_listed(lead) or 'no budget'} of {_listed(budgets)}")  # fmt: skip
+                 else f"at {', '.join(lead) or 'no budget'} of {', '.join(budgets)}")  # fmt: skip
         last = budgets[-1]
         gaps = {a: stats.number(sc.between("val/ceiling/acc", "val/acc", **cell(a, last)).mean)
                 for a in ("mlm", *CLOZE_RIVALS)}  # fmt: skip
@@ -154,14 +150,17 @@ class Digest:
             lost, behind = [], []
             for a in TUNED_RIVALS:
                 v = sc.diff("val/acc", tuned("mlm", x), tuned(a, x)).verdict()
-                (lost if v == "undecided" else behind if v == "B better" else []).append(SCALING_NAMES[a])
+                if v == "undecided":
+                    lost.append(SCALING_NAMES[a])
+                elif v == "B better":
+                    behind.append(SCALING_NAMES[a])
             standing = "better than each beyond noise" if not lost and not behind else ", ".join(
                 [*([f"undecided against {' and '.join(lost)}"] if lost else []),
                  *([f"behind {' and '.join(behind)} beyond noise"] if behind else [])])  # fmt: skip
             above.append((x, f"at {x} ({stats.number(sc.stat('val/acc', **tuned('mlm', x)).mean)}%) MLM is {standing}"))
         if above:
             sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at "
-                        f"{_listed([x for x, _ in above])}; there, against ELECTRA, next-token LM and next-token LM "
+                        f"{', '.join(x for x, _ in above)}; there, against ELECTRA, next-token LM and next-token LM "
                         f"then MLM, {'; '.join(s for _, s in above)}.")  # fmt: skip
         else:
             sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at no "
@@ -173,7 +172,7 @@ class Digest:
             for x in budgets[at]:
                 v = sc.diff("val/acc", tuned(a, x), tuned(b, x)).verdict()
                 words.setdefault(HOLDS.get(v, "undecided"), []).append(x)
-            said = "; ".join(f"{w} at {_listed(words[w])}" for w in (*HOLDS.values(), "undecided") if w in words)
+            said = "; ".join(f"{w} at {', '.join(words[w])}" for w in (*HOLDS.values(), "undecided") if w in words)
             claims.append(f'"{text}" {said}')
         electra = {"experiment": f"scaling/pretrain/electra/{last}"}
         everything = sc.stat("val/acc", **electra)
