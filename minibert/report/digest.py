@@ -20,30 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minibert.report import stats
+from minibert.report.length import HOLDS_WITHIN, PAST, Length
+from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
 from minibert.report.query import Data, Diff, Stat
-from minibert.report.structure import ARMS
+from minibert.report.scaling import NAMES, Scaling
+from minibert.report.structure import ARMS, Structure
 from minibert.report.transfer import Transfer
 
-SCALING_NAMES = {"mlm": "MLM", "span": "span masking", "next_token-then-mlm": "next-token LM then MLM",
-                 "mlm-w64": "MLM at width 64", "electra": "ELECTRA", "next_token": "next-token LM"}  # fmt: skip
 CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
 TUNED_RIVALS = ("electra", "next_token", "next_token-then-mlm")  # the fine-tuned arms MLM is read against
 NO_PRETRAIN = {"regime": "no_pretrain"}
 SCHEMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rotary": "rotary", "alibi": "ALiBi", "none": "no"}
-LENGTHS = (48, 64)  # graded past the training length of 32
-KEPT_WITHIN = 0.02  # "keeps its gap": within 2 points at 64 tokens
 REFERENCES = {"unigram": ("the unigram", "unigram"), "left_bigram": ("the left bigram", "bigram"),
               "left_right_trigram": ("the left+right trigram", "trigram")}  # fmt: skip
 TRIGRAM = "val/reference/left_right_trigram/acc"
 RECIPE_BUDGET_S = 600  # results/text_recipe.md's rule: a run within 10 minutes, judged on 3 seeds or more
-# the published claims on full fine-tuning accuracy: (claim, A, B, the budgets it is read at)
-PUBLISHED = [
-    ("ELECTRA beats MLM at equal compute", "electra", "mlm", slice(None)),
-    ("next-token LM is more data-efficient than MLM on little compute", "next_token", "mlm", slice(None, 2)),
-    ("MLM gives the better encoder, given enough compute", "mlm", "next_token", slice(-2, None)),
-    ("next-token LM then MLM beats MLM at fixed compute", "next_token-then-mlm", "mlm", slice(None)),
-]
-HOLDS = {"A better": "holds", "B better": "does not hold"}
 AGREEMENT_WORDS = {"holds": "holds for", "reverses": "reverses for", "undecided on text": "is undecided on text for",
                    "undecided on Dyck": "is undecided on Dyck for"}  # fmt: skip
 
@@ -122,8 +113,8 @@ class Digest:
 
     @functools.cache  # noqa: B019 (one digest per render)
     def scaling(self) -> ScalingDigest:
-        sc = self.grid("scaling")
-        budgets = list(sc.rows(stage="pretrain", arm="mlm", metric="step").sort_values("flops")["budget"].unique())
+        page = Scaling(self.grid("scaling"))
+        sc, budgets = page.data, page.budgets
 
         def cell(arm: str, budget: str) -> dict:
             return {"experiment": f"scaling/pretrain/{arm}/{budget}"}
@@ -151,9 +142,9 @@ class Digest:
             for a in TUNED_RIVALS:
                 v = sc.diff("val/acc", tuned("mlm", x), tuned(a, x)).verdict()
                 if v == "undecided":
-                    lost.append(SCALING_NAMES[a])
+                    lost.append(NAMES[a])
                 elif v == "B better":
-                    behind.append(SCALING_NAMES[a])
+                    behind.append(NAMES[a])
             standing = "better than each beyond noise" if not lost and not behind else ", ".join(
                 [*([f"undecided against {' and '.join(lost)}"] if lost else []),
                  *([f"behind {' and '.join(behind)} beyond noise"] if behind else [])])  # fmt: skip
@@ -166,63 +157,43 @@ class Digest:
             sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at no "
                         "budget, once its verdicts are held together with the table's others.")  # fmt: skip
 
-        claims = []
-        for text, a, b, at in PUBLISHED:
-            words: dict[str, list[str]] = {}
-            for x in budgets[at]:
-                v = sc.diff("val/acc", tuned(a, x), tuned(b, x)).verdict()
-                words.setdefault(HOLDS.get(v, "undecided"), []).append(x)
-            said = "; ".join(f"{w} at {', '.join(words[w])}" for w in (*HOLDS.values(), "undecided") if w in words)
-            claims.append(f'"{text}" {said}')
+        claims = "; ".join(f'"{text}" {said}' for text, said in page.claim_outcomes()) + "."
         electra = {"experiment": f"scaling/pretrain/electra/{last}"}
         everything = sc.stat("val/acc", **electra)
-        return ScalingDigest(budgets, where, gaps, sentence, "; ".join(claims) + ".", everything,
+        return ScalingDigest(budgets, where, gaps, sentence, claims, everything,
                              sc.stat("val/acc", "original", **electra).n / everything.n)  # fmt: skip
 
     @functools.cache  # noqa: B019
     def masking_rate(self) -> RateDigest:
-        mr = self.grid("masking_rate")
+        page = MaskingRate(self.grid("masking_rate"))
         found = {}
-        for lang in ("pairs", "dyck"):
-            base = {"p_pick": 0.15, "p_mask": 0.8, "language": lang, "stage": "pretrain"}
+        for lang in page.languages:
             out = {"same": [], "better": [], "worse": [], "gaps": []}
-            for p in sorted(mr.rows(stage="pretrain", language=lang, p_mask=0.8, metric="step")["p_pick"].unique()):
-                cell = dict(base, p_pick=p)
-                out["gaps"].append(mr.stat("val/gap/acc", **cell).mean)
-                if p != 0.15:
-                    v = mr.diff("val/gap/acc", cell, base).verdict()
-                    out["same" if v == "undecided" else "better" if v == "A better" else "worse"].append(p)
+            for r in (r for r in page.recipes[lang] if r.p_mask == BASE_RECIPE.p_mask):  # 80/10/10, by rate
+                out["gaps"].append(page.data.stat("val/gap/acc", **r.cell(lang, "pretrain")).mean)
+                if not r.is_base:
+                    v = page.against_base(lang, r, "pretrain", "val/gap/acc").verdict()
+                    out["same" if v == "undecided" else "better" if v == "A better" else "worse"].append(r.p_pick)
             found[lang] = out
         pairs, dyck = found["pairs"], found["dyck"]
         against = ("no other 80/10/10 rate differs beyond noise" if not pairs["better"] and not pairs["worse"]
                    else f"better beyond noise: {_rates(pairs['better']) or 'none'}; worse: "
                         f"{_rates(pairs['worse']) or 'none'}")  # fmt: skip
-        plateau = [mr.stat("val/gap/acc", p_pick=p, p_mask=0.8, language="dyck", stage="pretrain").mean
-                   for p in [*dyck["same"], 0.15]]  # fmt: skip
-        at = {"p_mask": 0.8, "language": "dyck", "stage": "pretrain"}
-        wettig = mr.diff("val/gap/acc", dict(at, p_pick=0.4), dict(at, p_pick=0.15))
+        at = {"p_mask": BASE_RECIPE.p_mask, "language": "dyck", "stage": "pretrain"}
+        plateau = [page.data.stat("val/gap/acc", p_pick=p, **at).mean for p in [*dyck["same"], BASE_RECIPE.p_pick]]
+        wettig = page.data.diff("val/gap/acc", dict(at, p_pick=0.4), dict(at, p_pick=BASE_RECIPE.p_pick))
         return RateDigest(max(pairs["gaps"]), against, _rates(dyck["same"]), (min(plateau), max(plateau)),
                           _rates(dyck["worse"]), _rates(dyck["better"]), wettig)  # fmt: skip
 
     @functools.cache  # noqa: B019
     def structure(self) -> StructureDigest:
-        st = self.grid("structure")
-
-        def probe(layer: int, measure: str) -> str:
-            return f"val/probe/layer{layer}/{measure}"
-
-        beats, embeddings, depth = [], [], {}
-        for a, name in ARMS.items():
-            embeddings.append(st.stat(probe(0, "uuas"), regime="probe", arm=a).mean)
-            for layer in (1, 2):
-                if st.between(probe(layer, "uuas"), probe(0, "uuas"), regime="probe", arm=a).verdict() == "A better":
-                    beats.append(f"{name} layer {layer}")
-        for a in ARMS:
-            means = [(st.stat(probe(layer, "depth_spearman"), regime="probe", arm=a).mean, layer) for layer in (1, 2)]
-            depth[a] = max(means)
+        page = Structure(self.grid("structure"))
+        beats = [f"{name} layer {layer}" for a, name in ARMS.items() for layer in (1, 2)
+                 if page.over_embeddings(a, layer, "uuas").verdict() == "A better"]  # fmt: skip
+        embeddings = [page.stat("probe", 0, "uuas", a).mean for a in ARMS]
+        depth = {a: max((page.stat("probe", layer, "depth_spearman", a).mean, layer) for layer in (1, 2)) for a in ARMS}
         top = sorted(depth.items(), key=lambda item: item[1])[-1][0]
-        mlm, lm = {"regime": "probe", "arm": "mlm"}, {"regime": "probe", "arm": "next_token"}
-        against = [(layer, st.diff(probe(layer, "depth_spearman"), mlm, lm)) for layer in (1, 2)]
+        against = [(layer, page.depth_against("next_token", layer)) for layer in (1, 2)]
         words = [c.verdict() for _, c in against]
         claim = ("holds" if words.count("A better") == 2 else "does not hold" if "B better" in words
                  else "is undecided")  # fmt: skip
@@ -233,22 +204,13 @@ class Digest:
 
     @functools.cache  # noqa: B019
     def length(self) -> LengthDigest:
-        le = self.grid("length")
-
-        def growth(objective: str, scheme: str, n: int) -> Diff:
-            return le.between(f"val/length_{n}/gap/acc", "val/gap/acc", stage="pretrain", objective=objective,
-                              positions=scheme)  # fmt: skip
-
-        grow = {p: [growth("mlm", p, n) for n in LENGTHS] for p in SCHEMES}
+        page = Length(self.grid("length"))
+        grow = {p: [page.growth("mlm", p, n) for n in PAST] for p in SCHEMES}
         least = sorted((grow[p][1].mean, p) for p in SCHEMES)[0][1]
-        kept = [f"{o} {p}" for o in ("mlm", "next_token") for p in SCHEMES
-                if stats.verdict(growth(o, p, 64).interval, KEPT_WITHIN).startswith("equivalent")]  # fmt: skip
-        rotary = []
-        for o, name in (("mlm", "MLM"), ("next_token", "next-token LM")):
-            for n in LENGTHS:
-                c = le.diff(f"val/length_{n}/gap/acc", {"stage": "pretrain", "objective": o, "positions": "rotary"},
-                            {"stage": "pretrain", "objective": o, "positions": "learned"})  # fmt: skip
-                rotary.append((name, n, c))
+        held = {(o, p): stats.verdict(page.growth(o, p, PAST[-1]).interval, HOLDS_WITHIN) for o in page.objectives
+                for p in SCHEMES}  # fmt: skip
+        kept = [f"{o} {p}" for (o, p), v in held.items() if v.startswith("equivalent")]
+        rotary = [(name, n, page.against_learned(o, "rotary", n)) for o, name in page.objectives.items() for n in PAST]
         won = sum(c.verdict() == "A better" for _, _, c in rotary)
         said = "; ".join(f"{name} at {n}, {c.say('rotary', 'learned')}" for name, n, c in rotary) + "."
         verdict = ("So rotary beats learned past the training length (Allen-Zhu & Li's direction)" if won == len(rotary)

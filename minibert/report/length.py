@@ -52,6 +52,10 @@ class Length:
         """The scheme's gap minus learned positions' at length `n`, paired by seed."""
         return self.data.diff(metric(n, "gap/acc"), pretrained(objective, scheme), pretrained(objective, "learned"))
 
+    def growth(self, objective: str, scheme: str, n: int) -> Diff:
+        """The gap at length `n` minus the gap at the trained length, each run's two gradings paired by seed."""
+        return self.data.between(metric(n, "gap/acc"), metric(TRAINED, "gap/acc"), **pretrained(objective, scheme))
+
     @functools.cached_property
     def _answer(self) -> tuple[list[list], list[tuple[str, Diff]]]:
         rows, drawn = [], []
@@ -82,8 +86,7 @@ class Length:
             for p, scheme in SCHEMES.items():
                 row = [name, scheme]
                 for n in PAST:
-                    grew = self.data.between(metric(n, "gap/acc"), metric(TRAINED, "gap/acc"), **pretrained(o, p))
-                    iv = grew.interval
+                    iv = self.growth(o, p, n).interval
                     v = stats.verdict(iv, HOLDS_WITHIN, f"{TRAINED} (trained)", str(n))
                     held[n].setdefault(v, []).append(f"{name} with {scheme}")
                     row += [stats.fmt(iv, signed=True), v]

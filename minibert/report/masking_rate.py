@@ -72,6 +72,9 @@ class Short:
     ran: float  # FLOPs the pre-training run spent
 
 
+BASE_RECIPE = Recipe(BASE["p_pick"], BASE["p_mask"], 0.0)  # its cells are picked by p_pick and p_mask alone
+
+
 class MaskingRate:
     languages, margin = LANGUAGES, MARGIN
 
@@ -132,17 +135,20 @@ class MaskingRate:
                 tuned.setdefault(key, []).append((100 * r.p_pick, accuracy))
         return gaps, tuned
 
+    def against_base(self, lang: str, recipe: Recipe, stage: str, metric: str) -> Diff:
+        """The recipe's figure minus 15% 80/10/10's in one language at one stage, paired by seed."""
+        return self.data.diff(metric, recipe.cell(lang, stage), BASE_RECIPE.cell(lang, stage))
+
     @functools.cache  # noqa: B019 (one page model per render)
     def language(self, lang: str) -> tuple[list[list], dict[str, dict[str, list[str]]]]:
         """(rows of the language's table, {stage: {"better" / "worse": recipes beyond noise against 15% 80/10/10}})."""
         rows, found = [], {"pretrain": {"better": [], "worse": []}, "finetune": {"better": [], "worse": []}}
-        base = Recipe(BASE["p_pick"], BASE["p_mask"], 0.0)
         for r in self.recipes[lang]:
             pre, tuned = r.cell(lang, "pretrain"), r.cell(lang, "finetune")
             against = {"pretrain": "(the reference)", "finetune": "(the reference)"}
             if not r.is_base:
                 for stage, metric in READ_AGAINST_BASE:
-                    c = self.data.diff(metric, r.cell(lang, stage), base.cell(lang, stage))
+                    c = self.against_base(lang, r, stage, metric)
                     v = {"A better": "better", "B better": "worse"}.get(c.verdict())
                     against[stage] = f"{c}, **{v}**" if v else str(c)
                     if v:

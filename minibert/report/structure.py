@@ -61,6 +61,10 @@ class Structure:
         """The contextual layer (1 or 2) with the higher mean, on the seeds it is then judged on."""
         return 1 if self.stat("probe", 1, measure, arm).mean >= self.stat("probe", 2, measure, arm).mean else 2
 
+    def over_embeddings(self, arm: str, layer: int, measure: str) -> Diff:
+        """A contextual layer's probe figure minus the same encoder's embeddings', paired by seed."""
+        return self.data.between(metric("probe", layer, measure), metric("probe", 0, measure), **where(arm))
+
     def depth_against(self, other: str, layer: int) -> Diff:
         """MLM − a left-to-right model on depth Spearman at one layer, paired by seed."""
         return self.data.diff(metric("probe", layer, "depth_spearman"), where("mlm"), where(other))
@@ -75,7 +79,7 @@ class Structure:
                 best = self.best_layer(a, m)
                 at = f"{name}, {LAYERS[best]}"
                 random = self.data.diff(metric("probe", best, m), where(a), where(base))
-                own = self.data.between(metric("probe", best, m), metric("probe", 0, m), **where(a))
+                own = self.over_embeddings(a, best, m)
                 for baseline, c, against in (("random", random, f"{NAMES[base]} at {LAYERS[best]}"),
                                              ("embeddings", own, "its embeddings")):  # fmt: skip
                     v = c.verdict(at, against)
