@@ -38,18 +38,6 @@ SOURCES = [("initial weights only", "the initial weights", "variance/init"),
            ("validation set only, the same training", "the validation set", "variance/val")]  # fmt: skip
 
 
-def sd(s: Stat) -> str:
-    return stats.number(s.sd, 100 if s.proportion else 1, 2)
-
-
-def lo(s: Stat) -> str:
-    return stats.number(min(s.values.values()))
-
-
-def hi(s: Stat) -> str:
-    return stats.number(max(s.values.values()))
-
-
 @dataclass(frozen=True)
 class Spread:
     top: Stat  # the source with the largest gap SD
@@ -70,7 +58,6 @@ class Spread:
 
 
 class DyckPage:
-    sd, lo, hi = staticmethod(sd), staticmethod(lo), staticmethod(hi)
     sd_target, validation_target, saturated_above = SD_TARGET, VALIDATION_TARGET, SATURATED_ABOVE
 
     def __init__(self, data: Data, variance: Data, recipe: Data):
@@ -98,7 +85,7 @@ class DyckPage:
             logged = len(self.data.rows(metric=f"val/{p}bayes/acc", category="dist_1", **self.pretrain(arm))) > 0
             far = [self.reference(arm, c, p) if logged else "not logged" for c in ("dist_1", "dist_8_plus")]
             ceiling = stats.number(self.data.stat(f"val/{p}ceiling/acc", **self.pretrain(arm)).mean)
-            rows.append([label, sees, s.seeds, ceiling, s, sd(s), *far])
+            rows.append([label, sees, s.seeds, ceiling, s, stats.shown_sd(s), *far])
         return rows
 
     @functools.cached_property
@@ -114,7 +101,8 @@ class DyckPage:
         rows = []
         for label, arm in ENCODERS:
             s = self.tuned(arm)
-            rows.append([label, s.seeds, s, sd(s), lo(s), hi(s), len(self.failed(s)) if arm.endswith("-full") else ""])
+            failed = len(self.failed(s)) if arm.endswith("-full") else ""
+            rows.append([label, s.seeds, s, stats.shown_sd(s), stats.lowest(s), stats.highest(s), failed])
         return rows
 
     def failed_line(self) -> str:
@@ -162,12 +150,13 @@ class DyckPage:
         """[what varies, seeds, gap SD, accuracy SD, gap, lowest to highest gap], then the three together."""
         rows = []
         for label, _, e in SOURCES:
-            s = self.variance.stat("val/gap/acc", experiment=e)
-            rows.append([f"{label} (`{e}`)", s.seeds, sd(s), sd(self.variance.stat("val/acc", experiment=e)), s,
-                         f"{lo(s)} to {hi(s)}"])  # fmt: skip
+            s, accuracy = (self.variance.stat(m, experiment=e) for m in ("val/gap/acc", "val/acc"))
+            rows.append([f"{label} (`{e}`)", s.seeds, stats.shown_sd(s), stats.shown_sd(accuracy), s,
+                         f"{stats.lowest(s)} to {stats.highest(s)}"])  # fmt: skip
         g = self.mlm_gap
         cloze = self.data.stat("val/acc", **self.pretrain("mlm"))
-        together = ["all three together, seed s (the Dyck grid)", g.seeds, sd(g), sd(cloze), g, f"{lo(g)} to {hi(g)}"]
+        together = ["all three together, seed s (the Dyck grid)", g.seeds, stats.shown_sd(g), stats.shown_sd(cloze), g,
+                    f"{stats.lowest(g)} to {stats.highest(g)}"]  # fmt: skip
         return [*rows, together]
 
     @property

@@ -21,10 +21,6 @@ REGIMES = {"frozen": "head only, encoder frozen", "full": "everything, the paper
 AGAINST_FULL = ("frozen", "no_pretrain")
 
 
-def per_seed(s: Stat) -> str:
-    return " / ".join(stats.number(v) for _, v in sorted(s.values.items()))
-
-
 class Finetune:
     against_full = AGAINST_FULL
 
@@ -47,8 +43,8 @@ class Finetune:
             s = self.accuracy(r)
             params = f"{int(self.data.stat('trainable_params', regime=r).mean):,}"
             theirs = f"{int(self.published(r, 'trainable_params')):,}, {stats.number(self.published(r, 'val/acc'))}"
-            rows.append([f"{label} (`{r}`)", params, f"{s}: {per_seed(s)}", per_seed(self.accuracy(r, "grammatical")),
-                         per_seed(self.accuracy(r, "ungrammatical")), theirs])  # fmt: skip
+            kinds = [stats.each_seed(self.accuracy(r, c)) for c in ("grammatical", "ungrammatical")]
+            rows.append([f"{label} (`{r}`)", params, f"{s}: {stats.each_seed(s)}", *kinds, theirs])
         return rows
 
     def claims(self) -> list[Answer]:

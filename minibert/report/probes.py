@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 
 from minibert.report import stats
+from minibert.report.masking import per_seed
 from minibert.report.query import Data, Diff, Stat
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
@@ -23,11 +24,6 @@ FEATURES = {"emb": "embeddings", "layer1": "layer 1", "layer2": "layer 2 (last)"
 POOLINGS = {"cls": "[CLS]", "mean": "mean", "max": "max", "last": "last row"}
 FULL, FROZEN = {"regime": "full"}, {"regime": "frozen"}
 CLS_PROBE = {"features": "layer2", "pooling": "cls"}  # the frozen regime's own features at the probe's budget
-
-
-def per_seed(s: Stat) -> str:
-    """'90.1 (88.2 to 92.0): 89.0 / 90.5 / 90.8': the figure, then each seed's in seed order."""
-    return f"{s}: " + " / ".join(stats.number(v) for _, v in sorted(s.values.items()))
 
 
 def per_seed_diff(c: Diff) -> str:

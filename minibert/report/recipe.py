@@ -40,19 +40,13 @@ COSTS = [("pre-training before (lr 0.003, 2,000 val sentences, validated every 1
           "recipe/finetune-before")]  # fmt: skip
 
 
-def sd(s: Stat) -> str:
-    """The SD over seeds, in points for a proportion."""
-    return stats.number(s.sd, 100 if s.proportion else 1, 2)
-
-
 def spread(s: Stat) -> list[str]:
     """[the mean with its interval, the SD, 'lowest to highest seed']: three cells of a table."""
-    return [str(s), sd(s), f"{stats.number(min(s.values.values()))} to {stats.number(max(s.values.values()))}"]
+    return [str(s), stats.shown_sd(s), f"{stats.lowest(s)} to {stats.highest(s)}"]
 
 
 class Recipe:
     before, chosen, finetune, budget = BEFORE, CHOSEN, FINETUNE, BUDGET
-    sd = staticmethod(sd)
 
     def __init__(self, data: Data):
         self.data = data
@@ -105,7 +99,7 @@ class Recipe:
             near, t = self.stat("val/acc", e, "dist_1"), self.stat("wall_time_s", e).mean
             lr = self.axis(e, "lr") + (" (before)" if e == BEFORE else "") + (" (chosen)" if e == CHOSEN else "")
             rows.append([lr, self.axis(e, "max_steps"), self.axis(e, "val_size"), *spread(self.stat("val/gap/acc", e)),
-                         f"{stats.number(near.mean)}, {sd(near)}", stats.number(t, 1),
+                         f"{stats.number(near.mean)}, {stats.shown_sd(near)}", stats.number(t, 1),
                          f"{stats.number(t / self.base_time, 1, 2)}×"])  # fmt: skip
         return rows
 
@@ -117,10 +111,14 @@ class Recipe:
 
     def tuned_lines(self) -> list[str]:
         """The chosen fine-tuning lr against each other, in words."""
-        chosen = self.stat("val/acc", FINETUNE)
-        return [f"lr 0.003 against {self.axis(e, 'finetune lr')}: "
-                f"{self.vs('val/acc', FINETUNE, e, '0.003', self.axis(e, 'finetune lr'))}; SD {sd(chosen)} against "
-                f"{sd(self.stat('val/acc', e))}." for e in self.tuned if e != FINETUNE]  # fmt: skip
+        chosen = stats.shown_sd(self.stat("val/acc", FINETUNE))
+        lines = []
+        for e in (e for e in self.tuned if e != FINETUNE):
+            lr = self.axis(e, "finetune lr")
+            against = self.vs("val/acc", FINETUNE, e, "0.003", lr)
+            theirs = stats.shown_sd(self.stat("val/acc", e))
+            lines.append(f"lr 0.003 against {lr}: {against}; SD {chosen} against {theirs}.")
+        return lines
 
     def other_rows(self) -> list[list]:
         """[objective, its figure, mean, SD, range, seeds] of every other objective at the chosen recipe."""

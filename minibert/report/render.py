@@ -12,7 +12,8 @@ A page is a Jinja2 template under `configs/pages/`, at the path of the page it r
 grids' tables, so none is typed. A template sees:
 - `grid(name)`: that grid's `minibert.report.query.Data` (`grid("dyck")` reads `results/dyck/`; "default"
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
-- `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`;
+- `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`; a
+  figure's `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed;
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.report.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
@@ -120,6 +121,7 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
+                                sd=stats.shown_sd, lo=stats.lowest, hi=stats.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
