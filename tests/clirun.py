@@ -31,8 +31,7 @@ trainer:
 
 # A run that is not about minimal pairs grades a few of them: the same keys are logged, and a Dyck run's pair
 # draw and probe (seconds at the shipped 100 and 500 per cell) shrink to a fraction of a second.
-FEW_PAIRS = {"pair_eval.per_cell": 10, "pair_eval.probe_per_cell": 20}
-FEW_PAIRS_ARGS = [f"--{k}={v}" for k, v in FEW_PAIRS.items()]
+FEW_PAIRS_ARGS = ["--pair_eval.per_cell=10", "--pair_eval.probe_per_cell=20"]
 
 
 def cli_env(**changes: str | None) -> dict[str, str]:
