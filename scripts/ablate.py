@@ -5,10 +5,11 @@
     python scripts/ablate.py --report-only                # rebuild the table and report from finished runs
     python scripts/ablate.py --executor slurm --slurm-partition cpu --workers 64   # one SLURM job per run
 
-Runs are resumable: a rerun reuses runs whose summary.json is complete and was made by the same code, and
-redoes any run killed mid-way, damaged or stale. One runner per --out (a second one says who holds it).
-Before anything trains, every cell about to train is built (config, plug-ins, model, data) and what it will
-log is checked against the grid's claims and tables (minibert.ablation.preflight).
+A command line over minibert.sweep.Sweep, which holds the rules. Runs are resumable: a rerun reuses runs
+whose summary.json is complete and was made by the same code, and redoes any run killed mid-way, damaged or
+stale. One runner per --out (a second one says who holds it). Before anything trains, every cell about to
+train is built (config, plug-ins, model, data) and what it will log is checked against the grid's claims and
+tables (minibert.ablation.preflight).
 
 Exit code 0 when every run succeeded, 1 when some failed (each is listed with its log), 2 on bad input
 (grid, options, a cell that cannot be built, a report that would drop results), 3 when the machine fails us
@@ -20,23 +21,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import re
 import shlex
-import shutil
-import signal
 import sys
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from tqdm import tqdm  # noqa: E402
-
-from minibert.ablation.executors import EXECUTORS, LocalPool, Submitit, start_fork_server  # noqa: E402
-
-EXIT_BAD_INPUT, EXIT_ENVIRONMENT = 2, 3
+from minibert.ablation.executors import EXECUTORS, start_fork_server
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -113,240 +102,36 @@ def trains_locally(args: argparse.Namespace) -> bool:
     return args.executor == "local" and not args.report_only
 
 
-# Local workers fork from a server that imports torch and lightning (seconds): started before this script's
-# own imports below, the two import side by side.
+# Local workers fork from a server that imports torch and lightning (seconds): started before the sweep's own
+# imports below, the two import side by side.
 if __name__ == "__main__" and trains_locally(parse_args()):
     start_fork_server()
-from minibert.ablation.grid import GridError, check_metrics, load_grid  # noqa: E402
-from minibert.ablation.lock import Busy, OutLock  # noqa: E402
-from minibert.ablation.preflight import preflight  # noqa: E402
-from minibert.ablation.runner import DamagedSummary, plan, run_all, triage  # noqa: E402
-from minibert.report import render  # noqa: E402
-from minibert.report.grid_report import ReportError, record  # noqa: E402
-from minibert.report.table import TableError, grid_of_table, read_json  # noqa: E402
-
-
-def seeds_on_disk(out: Path, names: list[str]) -> set[int]:
-    """Seeds of the run folders `<out>/runs/<experiment>/seed<N>-<key>` of these experiments."""
-    found = set()
-    for name in names:
-        for folder in (out / "runs" / name).glob("seed*-*"):
-            if m := re.fullmatch(r"seed(\d+)-[0-9a-f]+", folder.name):
-                found.add(int(m[1]))
-    return found
-
-
-def use_plugins(folders: list[str]) -> None:
-    """Make plug-ins in `folders` importable here, in local workers (given this sys.path) and in
-    submitit jobs (which get PYTHONPATH)."""
-    resolved = [str(Path(f).resolve()) for f in folders]
-    sys.path[:0] = [f for f in resolved if f not in sys.path]
-    if resolved:
-        os.environ["PYTHONPATH"] = os.pathsep.join([*resolved, *filter(None, [os.environ.get("PYTHONPATH")])])
-
-
-def check_cells(executor, runs) -> dict[str, set[str]]:
-    """minibert.ablation.preflight on the cells of `runs`: in a local worker, which then trains with its
-    imports and parser already warm, or here for submitit (a cluster job would wait in the queue)."""
-    print(f"checking the {len({r.experiment.name for r in runs})} cells to train...", file=sys.stderr)
-    if not isinstance(executor, LocalPool):
-        return preflight(runs, ROOT)
-    job = executor.submit(preflight, runs, ROOT)
-    executor.wait([job])
-    return executor.result(job)
-
-
-def make_executor(args: argparse.Namespace, out: Path):
-    if args.executor == "local":
-        return LocalPool(args.workers)
-    # jobs get this environment: the checkout first on the path, so they import this minibert
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    slurm = {k: v for k, v in (("partition", args.slurm_partition), ("account", args.slurm_account)) if v}
-    cluster = "slurm" if args.executor == "slurm" else "local"
-    return Submitit(cluster, out / ".submitit", args.workers, args.timeout_min, args.cpus_per_task, slurm)
-
-
-class Interrupted(BaseException):
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-
-
-def _interrupt(signum, frame) -> None:
-    raise Interrupted(signum)
+from minibert.sweep import Sweep  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    start = time.perf_counter()
-    use_plugins(args.plugins)
-    if args.executor == "slurm" and not args.report_only and shutil.which("sbatch") is None:
-        print("ablate.py: error: --executor slurm needs SLURM, and this machine has none (no sbatch on PATH): run "
-              "on the cluster's login node, or use --executor local", file=sys.stderr)  # fmt: skip
-        return EXIT_ENVIRONMENT
-    out = Path(args.out).resolve()
-    try:
-        grid = load_grid(ROOT / args.grid, root=ROOT)
-        if args.quick:
-            grid = grid.quickened()
-        check_quick(out, args.quick)
-        experiments = grid.select(args.only.split(",") if args.only else None)
-        with OutLock(out):
-            return run_grid(args, argv, grid, experiments, out, start)
-    except (GridError, ReportError, render.ReportError, TableError) as err:
-        print(f"ablate.py: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Busy as err:
-        print(f"ablate.py: error: {err}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
-    except ImportError as err:  # submitit missing
-        print(f"ablate.py: error: --executor {args.executor} needs submitit ({err}); pip install submitit",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_ENVIRONMENT
-    except OSError as err:
-        where = f" {err.filename!r}" if err.filename else ""
-        print(
-            f"ablate.py: error: cannot read or write{where}: {err.strerror or err}. Check the folder's permissions "
-            "and free space, or give another --out",
-            file=sys.stderr,
-        )
-        return EXIT_ENVIRONMENT
-
-
-def check_quick(out: Path, quick: bool) -> None:
-    """A folder holds runs of one kind: a table made at a grid's quick budget is never joined by real runs, nor
-    the other way round (run.json records `quick`)."""
-    made = out / "run.json"
-    if made.is_file() and bool(read_json(made).get("quick")) != quick:
-        kind = "with --quick (a tiny budget)" if not quick else "at the grid's real budgets"
-        raise GridError(f"{out} holds a table made {kind}: give this run another --out")
-
-
-def logged_metrics(runs) -> dict[str, set[str]]:
-    """Experiment name -> the keys its finished runs' summaries hold."""
-    logged: dict[str, set[str]] = {}
-    for r in runs:
-        try:
-            summary = r.read()
-        except DamagedSummary:
-            continue
-        if summary is not None:
-            logged.setdefault(r.experiment.name, set()).update(summary)
-    return logged
-
-
-def run_grid(args, argv, grid, experiments, out: Path, start: float) -> int:
-    if args.seed_list:
-        seeds = args.seed_list
-    elif args.seeds is None and args.report_only:  # the report of what is there, however many seeds that is
-        seeds = sorted(seeds_on_disk(out, [e.name for e in experiments])) or list(range(3))
-    else:
-        seeds = list(range(args.seeds or 3))
-    # the report covers every finished run of the grid in --out, whatever seeds this invocation runs
-    everything = plan(list(grid.experiments), sorted(set(seeds) | seeds_on_disk(out, grid.names)), out, ROOT)
-    runs = [r for r in everything if r.experiment in experiments and r.seed in seeds]  # --only, --seeds: what runs
-    check_metrics(grid, logged_metrics(everything))  # names typed in the grid, against runs already there
-    for stale in out.glob(".*.tmp"):  # a report file a killed invocation was writing (see files.write_atomic)
-        stale.unlink()
-
-    failed, machine = [], []
-    trained = 0
-    if not args.report_only:
-        todo = triage(runs, force=args.force, reuse_stale=args.reuse_stale)
-        for note in todo.notes:
-            print(note, file=sys.stderr)
-        bars: list[tqdm] = []  # drawn from the first run on, after the cells were checked
-        trained_at: list[float] = []  # when training began, then when each run trained here finished: the pace
-        layout = "{l_bar}{bar}| {n_fmt}/{total_fmt} runs [{elapsed}<{remaining}{postfix}]"  # no tqdm rate: runs
-        # reused at the start would read as thousands a second
-
-        def progress(run, status):
-            if not bars:
-                bars.append(tqdm(total=len(runs), desc="ablation", dynamic_ncols=True, bar_format=layout))
-            bar = bars[0]
-            bar.update(1)
-            if status == "finished":
-                trained_at.append(time.perf_counter())
-            done = len(trained_at) - 1  # the first entry is when training began
-            pace = f", {60 * done / (trained_at[-1] - trained_at[0]):.1f} runs/min" if done else ""
-            bar.set_postfix_str(f"{status}: {run.label}{pace}")
-            if status == "failed":
-                tqdm.write(f"FAILED {run.label}")
-
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            with make_executor(args, out) as executor:  # leaving it cancels what has not finished
-                if todo.todo:  # every cell about to train is built, and what it will log checked, before any run
-                    check_metrics(grid, check_cells(executor, todo.todo), planned=True)
-                trained_at.append(time.perf_counter())
-                outcome = run_all(todo, ROOT, executor, args.logger, progress, grid=Path(args.grid).stem)
-        except (KeyboardInterrupt, Interrupted) as err:
-            for bar in bars:
-                bar.close()
-            print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)
-            os._exit(128 + getattr(err, "signum", signal.SIGINT))  # local workers watch for our death and exit
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-        for bar in bars:
-            bar.close()
-        failed, trained = outcome.failed, len(outcome.finished)
-        for run, reason in failed:
-            print(f"run failed: {run.label}: {reason}", file=sys.stderr)
-        machine = outcome.machine
-
-    done = [r for r in runs if r.done]
-    finished = [r for r in everything if r.done]
-    check_metrics(grid, logged_metrics(finished))
-    reported = [e for e in grid.experiments if any(r.experiment is e for r in finished)]
-    command = "python " + " ".join(shlex.quote(a) for a in [f"scripts/{Path(__file__).name}", *(argv or sys.argv[1:])])
-    if args.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
-        written = []
-    elif args.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
-        made = read_json(out / "run.json")
-        written = record(
-            out, grid, finished, {**made, "table rebuilt": f"{command}, {_now()}"}, args.replace_report, ROOT
-        )
-    else:
-        wall, own = time.perf_counter() - start, sum(r.summary()["wall_time_s"] for r in done)
-        made = {
-            "date": _now(),
-            "command": command,
-            "grid": f"{args.grid}; seeds: {', '.join(map(str, seeds))}; experiments run: {len(experiments)}, "
-            f"reported: {len(reported)}",
-            "machine": f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}, workers: "
-            f"{args.workers}" + (f", executor: {args.executor}" if args.executor != "local" else ""),
-            "wall time of this invocation": f"{wall:.1f} s ({trained} runs trained, "
-            f"{len(done) - trained} reused, {len(runs) - len(done)} missing)",
-            "sum of the runs' own wall times": f"{own:.1f} s",
-            # the same, typed, for pages to query (minibert.report.query.Data.invocation)
-            "figures": {
-                "wall_time_s": round(wall, 1),
-                "runs_trained": trained,
-                "runs_reused": len(done) - trained,
-                "runs_missing": len(runs) - len(done),
-                "runs_wall_time_s": round(own, 1),
-                "workers": args.workers,
-            },
-        } | ({"quick": True} if args.quick else {})
-        written = record(out, grid, finished, made, args.replace_report, ROOT)
-    if not args.no_report:  # one writer: the pages this table feeds, as python -m minibert.report renders them
-        written += render.publish(out, grid, ROOT)
-    print("wrote " + ", ".join(os.path.relpath(p) for p in written))
-    if len(done) < len(runs) and not args.report_only:
-        print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
-    if machine:  # the machine's fault, not the runs': say so last, in one line, with the environment's status
-        first = machine[0]
-        where = f" {first.filename!r}" if first.filename else ""
-        print(f"ablate.py: error: {len(machine)} runs could not write{where}: {first.strerror or first}. Free space "
-              "or fix the folder's permissions, or give another --out; finished runs are kept, so the same "
-              "command continues", file=sys.stderr)  # fmt: skip
-        return EXIT_ENVIRONMENT
-    missing = len(done) < len(runs) and not args.report_only  # --report-only asks nothing to run
-    return 1 if failed or missing else 0
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    given = argv if argv is not None else sys.argv[1:]
+    return Sweep(
+        grid=args.grid,
+        out=Path(args.out),
+        seeds=args.seed_list or (list(range(args.seeds)) if args.seeds else None),
+        only=args.only.split(",") if args.only else None,
+        quick=args.quick,
+        workers=args.workers,
+        logger=args.logger,
+        force=args.force,
+        reuse_stale=args.reuse_stale,
+        report_only=args.report_only,
+        replace_report=args.replace_report,
+        pages=not args.no_report,
+        executor=args.executor,
+        plugins=args.plugins,
+        slurm={k: v for k, v in (("partition", args.slurm_partition), ("account", args.slurm_account)) if v},
+        timeout_min=args.timeout_min,
+        cpus_per_task=args.cpus_per_task,
+        command=" ".join(["python", f"scripts/{Path(__file__).name}", *map(shlex.quote, given)]),
+    ).run()
 
 
 if __name__ == "__main__":

@@ -273,7 +273,7 @@ def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
 @pytest.mark.slow  # a fresh interpreter importing lightning: 10-30 s
 def test_no_training_code_imports_what_the_source_hash_leaves_out():
     """The training entry point and the runner's run-side modules import none of NOT_HASHED: an edit there cannot
-    change a result (scripts/ablate.py itself reads tables to write its report, after the runs)."""
+    change a result (minibert.sweep, which drives the runner, reads tables to write its report, after the runs)."""
     from minibert.training.code_version import NOT_HASHED
 
     left_out = [f"minibert.{p.removesuffix('/').removesuffix('.py').replace('/', '.')}" for p in NOT_HASHED]

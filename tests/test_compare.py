@@ -224,14 +224,13 @@ def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tm
     and the new one pre-trained at that language's MLM budget, judged in pairs on their minimal pairs (no
     fine-tuning, and a language that makes no pairs refused while its cells are built), or each fine-tuned fully
     with --finetune."""
-    import argparse
+    from minibert import compare
 
-    compare = scripts("compare")
     (tmp_path / "half_masked.py").write_text(PLUGIN)
     cls, class_path, plugins = compare.find_objective(str(tmp_path / "half_masked.py"), [])
     assert (cls.__name__, class_path, plugins) == ("HalfMasked", "half_masked.HalfMasked", [str(tmp_path)])
-    args = argparse.Namespace(yardsticks="configs/compare.yaml", languages=None, finetune=finetune)
-    grid_path, pairs, timing = compare.plugin_grid(args, cls, class_path, tmp_path / "out")
+    request = compare.Request(objective=str(tmp_path / "half_masked.py"), finetune=finetune)
+    grid_path, pairs, timing = compare.plugin_grid(request, cls, class_path, tmp_path / "out")
     spec = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"]
     grid = yaml.safe_load(grid_path.read_text())["experiments"]
     stage, suffix = ("finetune", "-full") if finetune else ("pretrain", "")
@@ -259,8 +258,9 @@ def test_a_plugin_file_becomes_a_grid_of_every_shipped_arm_at_one_flop_budget(tm
             compare.find_objective(bad, [])
 
 
-def test_pairs_are_judged_zero_shot_on_the_probe_where_an_arm_cannot_score_and_not_where_no_cell_is_judged(scripts):
-    compare = scripts("compare")
+def test_pairs_are_judged_zero_shot_on_the_probe_where_an_arm_cannot_score_and_not_where_no_cell_is_judged():
+    from minibert import compare
+
     zero, probe, floor = "val/pairs/acc", "val/pairs/probe/acc", "val/pairs/floor/bigram/acc_dist_1"
     keys = {"d/pretrain/new": {zero, probe}, "d/pretrain/mlm": {zero, probe}, "d/pretrain/nsp": {probe},
             "b/pretrain/new": {floor}, "b/pretrain/mlm": {floor}}  # fmt: skip
@@ -534,10 +534,10 @@ def test_a_language_that_makes_no_pairs_is_refused_in_one_line_and_nothing_is_wr
     assert not out.exists()  # the grid it wrote to build the cells is gone again
 
 
-def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_continues_it(tmp_path, scripts):
+def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_continues_it(tmp_path):
+    from minibert import compare
     from minibert.stats.betting import seeds_to_decide
 
-    compare = scripts("compare")
     rng = np.random.default_rng(0)
     a = {s: 0.80 + 0.02 * rng.normal() for s in range(5)}
     b = {s: 0.73 + 0.02 * rng.normal() for s in range(5)}

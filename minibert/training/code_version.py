@@ -3,9 +3,9 @@ git commit with a dirty flag.
 
 The hashes decide whether a finished ablation run can be reused: they work in a clean clone, in a copy
 without git, and change with any uncommitted edit. The git fields are recorded for people. What only reads
-results is left out of the package hash (`NOT_HASHED`: the report engine, the statistics, the sequential
-comparisons' bookkeeping, the export to `transformers`), so editing it reruns nothing; no training code
-imports them (tests/test_ablate_faults.py).
+results or orders runs is left out of the package hash (`NOT_HASHED`: the report engine, the statistics, the
+sequential comparisons, the sweep that drives a grid's runner, the export to `transformers`), so editing it
+reruns nothing; no training code imports them (tests/test_ablate_faults.py).
 
 A plug-in is a module outside the package named by class path in the run's config (an objective, a
 language, a masking recipe, a callback, ...). Its hash covers the sources of the folder it is imported from
@@ -31,9 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
-# they read results, never make them: folders (ending in '/') and files, relative to the package
-NOT_HASHED = ("report/", "stats/", "export/", *(f"ablation/{name}.py" for name in (
-    "accuracies", "comparison", "intervals")))  # fmt: skip
+# they read results or order runs, never make them: folders (ending in '/') and files, relative to the package
+NOT_HASHED = ("report/", "stats/", "compare/", "export/", "sweep.py")
 
 
 @functools.cache

@@ -1,0 +1,88 @@
+"""What a comparison says beside its verdicts: what is judged, the design and its cost, the probe's reading of
+the same encoders, and for each open pair the seeds its spread would need."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from minibert.pairs.keys import PROBE, ZERO_SHOT
+from minibert.report.comparison import Design, Pair, is_proportion, seeds_needed
+from minibert.report.query import Data
+
+
+def measure_line(finetune: bool) -> str:
+    """The figure a plug-in comparison judges, in one sentence."""
+    if finetune:
+        return ("the fully fine-tuned accuracy (--finetune): a seed below the language's `fails_below` did not "
+                "learn, and its failure rate is reported apart.")  # fmt: skip
+    return (
+        f"the minimal pairs, {ZERO_SHOT}: the share of pairs (one edit apart, one sentence in the language) "
+        "whose good sentence the encoder's own objective scores higher, zero-shot, over the cells no n-gram "
+        "floor solves (docs/pairs.md). No fine-tuning, so no fine-tuning lottery; --finetune judges that."
+    )
+
+
+def design_lines(design: Design, margin: float, unit: str) -> list[str]:
+    """The families, the error each is held at, the margin and the seeds: said before the first seed runs."""
+    families = ", ".join(f"{k} ({name})" if name else str(k) for name, k in design.families.items())
+    together = len(design.families)
+    overall = f", so a wrong verdict anywhere with probability at most {design.alpha * together:g}"
+    return [f"{len(design.pairs)} pair(s) in families of {families}, each family held at {design.alpha:g} (Bonferroni)"
+            f"{overall if together > 1 else ''}; margin ±{margin:g} {unit}; at most {design.cap} seeds per pair, no "
+            f"verdict before {design.first_look(design.pairs)} (the betting sequence: valid on any per-seed figures, "
+            "docs/statistics.md)."]  # fmt: skip
+
+
+def cost_lines(design: Design, per_seed: float | None, workers: int, minutes: float | None) -> list[str]:
+    """How long the first look and the cap will take at the recorded pace, and where `minutes` stops it."""
+    first, cap = design.first_look(design.pairs), design.cap
+    if per_seed is None:
+        lines = ["no time estimate: no table in --out or results/ holds these arms' wall times."]
+    else:
+        lines = [f"about {per_seed / 60:.1f} min a seed with {workers} workers (from recorded runs' wall times, which "
+                 f"may come from a slower or faster machine): the first look about {first * per_seed / 60:.0f} min, "
+                 f"the cap about {cap * per_seed / 60:.0f} min."]  # fmt: skip
+    if minutes is not None:  # the clock, not the estimate, stops it: the pace is re-measured on every seed
+        fits = "" if per_seed is None else f" (about {max(first, math.floor(minutes * 60 / per_seed))} seeds)"
+        lines.append(f"--minutes {minutes:g}: after the first look, stops before a seed that would pass it{fits}, at "
+                     "the pace this machine shows.")  # fmt: skip
+    return lines
+
+
+def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
+    """For every pair judged zero-shot on minimal pairs, the probe's reading of the same seeds beside it: a
+    fixed-sample 95% interval of A - B, printed for reading and not a verdict (the probe is not what is judged)."""
+    if data is None:
+        return []
+    lines = []
+    for p in pairs:
+        if p.metric != ZERO_SHOT or any(data.find(PROBE, experiment=arm) is None for arm in (p.a, p.b)):
+            continue
+        iv = data.diff(PROBE, {"experiment": p.a}, {"experiment": p.b}).interval
+        lines.append(f"- {p.a} − {p.b}, probe ({PROBE}): {100 * iv.mean:+.1f} ({100 * iv.lo:+.1f} to "
+                     f"{100 * iv.hi:+.1f}) points over {iv.seeds} seeds")  # fmt: skip
+    if lines:
+        lines = ["", "The rule-free reading of the same encoders (docs/pairs.md), a fixed-sample 95% interval for "
+                 "reading beside the verdicts, not a verdict:", "", *lines]  # fmt: skip
+    return lines
+
+
+def next_steps(data: Data, design: Design, judged: list, command: str) -> list[str]:
+    """For every pair still open or capped, the seeds its sequence would need at the spread observed so far, and
+    the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
+    lines, most = [], 0
+    for j in judged:
+        if j.verdict.reason in ("sign decided", "interval inside ±m") or (found := seeds_needed(design, j)) is None:
+            continue
+        seeds, mean, sd, need = found
+        scale = 100 if is_proportion(j.pair.metric) else 1
+        said = f"about {need} seeds" if need else "more seeds than any budget holds (its spread is wide for its mean)"
+        lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {seeds} "
+                     f"seeds: a decision at this spread would take {said}")  # fmt: skip
+        most = max(most, need or 0)
+    if not lines:
+        return []
+    rerun = re.sub(r"\s--(max-seeds|minutes)[ =]\S+", "", command) + f" --max-seeds {max(most, design.cap + 1)}"
+    return ["", "Open pairs, at the spread seen so far (a planning figure, not a promise):", "", *lines, "",
+            f"Continue (every seed run so far is reused): `{rerun}`"]  # fmt: skip

@@ -1,0 +1,228 @@
+"""A comparison from its request to its record: build the pairs and the design, then run seed after seed
+through `minibert.sweep.Sweep` and look at every open pair after each, until none is open.
+
+Seed s gives every arm the same training stream and, where shapes match, initial weights. After each seed,
+every pair still open looks at its confidence sequence (anytime-valid, so looking after every seed costs
+nothing; Bonferroni across a family's pairs) and stops when its sign is decided, when its interval lies inside
+±margin (equivalent), at the cap, or before a seed that would pass the request's minutes (a stop at any look
+keeps the sequence's promise; minibert.report.comparison, docs/statistics.md). The runs go into the request's
+folder, so a killed comparison resumes where it stopped when asked again, and a larger cap extends it (the
+sequence continues; it never starts over).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from minibert.ablation.grid import GridError, load_grid
+from minibert.compare.objective import find_objective
+from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
+from minibert.compare.request import Request
+from minibert.compare.timing import estimate
+from minibert.compare.yardsticks import default_folder, pair_figures, plugin_grid, relative
+from minibert.report import render
+from minibert.report.comparison import (
+    ComparisonError,
+    Design,
+    Pair,
+    is_proportion,
+    judge,
+    load_record,
+    record_path,
+    table,
+    value_range,
+    write_record,
+)
+from minibert.report.query import Data
+from minibert.report.table import FILE, TableError
+from minibert.sweep import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ROOT, Sweep, use_plugins
+
+
+@dataclass
+class _Comparison:
+    """What a request became: where its runs go, its grid and pairs, the design and the looks already made."""
+
+    request: Request
+    out: Path
+    grid: Path
+    plugins: list[str]
+    pairs: list[Pair]
+    design: Design
+    looks: dict[str, int]  # pair label -> seeds it has looked at
+    record: Path
+    notes: list[str]
+    per_seed: float | None  # seconds a seed of every arm takes, from recorded wall times
+
+    @property
+    def scale(self) -> int:
+        return 100 if all(is_proportion(p.metric) for p in self.pairs) else 1
+
+
+def compare(request: Request) -> int:
+    """Run the comparison `request` asks for to its end; the exit code as a Sweep's (a failed run counts as a
+    failed seed of the pairs that need it), errors said in one line."""
+    start = time.perf_counter()
+    made = None  # a folder this comparison created: removed again if it is refused before training
+    try:
+        request.check()
+        out = _out(request)
+        made = None if out.exists() else out
+        comparison = _prepare(request, out)
+    except (ComparisonError, GridError, TableError) as err:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        print(f"compare.py: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _say(comparison)
+    return _loop(comparison, start)
+
+
+def _out(request: Request) -> Path:
+    """The comparison's folder, refused before anything is written if it is a file or the record's name is no
+    plain file name."""
+    if request.out is not None:
+        out = Path(request.out).resolve()
+    else:
+        arm = find_objective(request.objective, request.plugins)[0].__name__
+        out = (ROOT / "results" / "compare" / default_folder(arm, request.finetune, request.languages)).resolve()
+    if out.exists() and not out.is_dir():
+        raise ComparisonError(f"--out {out}: a file, not a folder; give a folder for the runs and the record")
+    record_path(out, request.name or "verdicts")
+    return out
+
+
+def _prepare(request: Request, out: Path) -> _Comparison:
+    """The grid, the pairs (as the arms' logged figures allow), and the design, continued from the record where
+    one exists and asks the same question."""
+    timing, notes = {}, []
+    if request.objective is not None:
+        cls, class_path, plugins = find_objective(request.objective, request.plugins)
+        grid, pairs, timing = plugin_grid(request, cls, class_path, out)
+    else:
+        grid, plugins = (ROOT / request.grid).resolve(), list(request.plugins)
+        arms = request.arms
+        firsts = itertools.combinations(arms, 2) if request.all_pairs else ((arms[0], b) for b in arms[1:])
+        pairs = [Pair(a, b, request.metric, request.fails_below) for a, b in firsts]
+    keys = _built_keys(grid, list(dict.fromkeys([p.a for p in pairs] + [p.b for p in pairs])), out, request, plugins)
+    if request.objective is not None and not request.finetune:
+        pairs, notes = pair_figures(pairs, keys)
+        if not pairs:
+            raise ComparisonError("no language left to judge on minimal pairs: " + "; ".join(notes))
+    _check_metrics(pairs, keys)
+    scale = 100 if all(is_proportion(p.metric) for p in pairs) else 1
+    if request.bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
+        raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a design "
+                              "does not narrow")  # fmt: skip
+    design = Design(pairs, request.margin / scale, request.max_seeds, first_seed=request.first_seed,
+                    command=request.command, bounds=tuple(request.bounds) if request.bounds else None)  # fmt: skip
+    if request.max_seeds < (first := design.first_look(pairs)):
+        raise ComparisonError(f"--max-seeds={request.max_seeds}: these {len(pairs)} pair(s) can be decided no sooner "
+                              f"than after {first} seeds; give at least that")  # fmt: skip
+    path = record_path(out, request.name or "verdicts")
+    looks: dict[str, int] = {}
+    if (recorded := load_record(path)) is not None:
+        before = recorded["design"]
+        design = replace(design, earlier=before.earlier)  # what it was first judged by, if not this sequence
+        if why := design.same_question(before, scale):
+            raise ComparisonError(f"{relative(path)} records another comparison ({why}): give another --name, or the "
+                                  "settings it was made with to continue it")  # fmt: skip
+        looks = {k: int(v) for k, v in recorded["looks"].items()}
+        design = replace(design, extended_from=before.extended_from + ([before.cap] if design.cap > before.cap else []))
+    committed = [] if request.grid is None else [ROOT / "results" / Path(request.grid).stem]
+    per_seed = estimate(timing, pairs, request.workers, [out, *committed])
+    return _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, per_seed)
+
+
+def _built_keys(grid_path: Path, arms: list[str], out: Path, request: Request, plugins: list[str]) -> dict[str, set]:
+    """Every arm exists and is built (before any run trains); returns what each one logs."""
+    from minibert.ablation.preflight import preflight
+    from minibert.ablation.runner import plan
+
+    grid = load_grid(grid_path, root=ROOT)
+    if unknown := [a for a in arms if a not in grid.names]:
+        raise GridError(f"--arms: {unknown[0]!r} is not an experiment of {relative(grid_path)}; valid: "
+                        f"{', '.join(grid.names)}")  # fmt: skip
+    use_plugins(plugins)
+    runs = [r for r in plan(grid.select(arms), [request.first_seed], out, ROOT) if r.experiment.name in arms]
+    return preflight(runs, ROOT)
+
+
+def _check_metrics(pairs: list[Pair], keys: dict[str, set[str]]) -> None:
+    """Both arms of every pair log the metric it judges."""
+    for pair in pairs:
+        for arm in (pair.a, pair.b):
+            if pair.metric not in keys[arm]:
+                logged = ", ".join(sorted(k for k in keys[arm] if k.startswith("val/"))[:12])
+                raise GridError(f"--metric {pair.metric}: {arm} does not log it; it logs {logged}, ...")
+
+
+def _say(c: _Comparison) -> None:
+    """What is judged, the design and what it will cost, before the first seed."""
+    unit = "points" if c.scale == 100 else "units"
+    lines = [f"judged on {measure_line(c.request.finetune)}"] if c.request.objective is not None else []
+    lines += [*c.notes, *design_lines(c.design, c.request.margin, unit)]
+    lines += cost_lines(c.design, c.per_seed, c.request.workers, c.request.minutes)
+    for line in lines:
+        print(f"compare.py: {line}", file=sys.stderr)
+
+
+def _loop(c: _Comparison, start: float) -> int:
+    """Seeds until no pair is open; the record is rewritten after every look, so a killed comparison loses
+    nothing but the seed it was running."""
+    request, design, looks = c.request, c.design, c.looks
+    code, seed_time, clock = 0, c.per_seed or 0.0, None  # clock: the look the minutes stopped at
+    while True:
+        data = Data.load(c.out) if (c.out / FILE).is_file() else None
+        judged = judge(data, design, looks) if data is not None else []
+        open_pairs = [p for p in c.pairs if looks.get(p.label, 0) < design.cap and not any(
+            j.pair == p and j.stopped and j.looks > 0 for j in judged)]  # fmt: skip
+        if judged:
+            body = _verdicts(c, data, design, judged, clock)
+            write_record(c.record, design, looks, judged, [f"# {len(c.pairs)} pair(s) in {relative(c.out)}", "",
+                         f"- command: `{request.command}`", f"- wall time of this invocation: "
+                         f"{time.perf_counter() - start:.0f} s", "", *body],
+                         {"wall_s": round(time.perf_counter() - start, 1), "clock": clock})  # fmt: skip
+        if not open_pairs:
+            break
+        look = min(looks.get(p.label, 0) for p in open_pairs)
+        first = design.first_look(open_pairs)
+        batch = design.seeds(max(look + 1, min(first, design.cap)))[look:]  # seeds before the first bound, at once
+        spent = time.perf_counter() - start
+        if request.minutes is not None and look >= first and spent + seed_time * len(batch) > request.minutes * 60:
+            # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
+            print(f"compare.py: the next seed would pass --minutes {request.minutes:g} (a seed takes about "
+                  f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip
+            design = replace(design, cap=look)
+            clock = look
+            continue
+        arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
+        print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(arms)} arm(s); {len(open_pairs)} of "
+              f"{len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
+        began = time.perf_counter()
+        status = Sweep(relative(c.grid), c.out, seeds=batch, only=arms, workers=request.workers, pages=False,
+                       plugins=c.plugins, command=request.command).run()  # fmt: skip
+        seed_time = (time.perf_counter() - began) / len(batch)  # this machine's own pace, for the clock
+        if status in (EXIT_BAD_INPUT, EXIT_ENVIRONMENT):
+            return status
+        code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it
+        for p in open_pairs:
+            looks[p.label] = looks.get(p.label, 0) + len(batch)
+    render.publish(c.out, load_grid(c.grid, root=ROOT), ROOT)  # every page this table feeds, the record as it is
+    print("\n".join(_verdicts(c, data, design, judged, clock)))
+    print(f"wrote {relative(c.record)} and {relative(c.record.with_suffix('.md'))}; "
+          f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+    return code
+
+
+def _verdicts(c: _Comparison, data: Data | None, design: Design, judged: list, clock: int | None) -> list[str]:
+    """The verdicts' table, the probe's reading beside it and what would decide the open pairs."""
+    return [
+        *table(design, judged, clock),
+        *probe_lines(data, c.pairs),
+        *next_steps(data, design, judged, c.request.command),
+    ]
