@@ -85,7 +85,7 @@ class DyckPage:
             logged = len(self.data.rows(metric=f"val/{p}bayes/acc", category="dist_1", **self.pretrain(arm))) > 0
             far = [self.reference(arm, c, p) if logged else "not logged" for c in ("dist_1", "dist_8_plus")]
             ceiling = stats.number(self.data.stat(f"val/{p}ceiling/acc", **self.pretrain(arm)).mean)
-            rows.append([label, sees, s.seeds, ceiling, s, stats.shown_sd(s), *far])
+            rows.append([label, sees, s.seeds, ceiling, s, s.shown_sd(), *far])
         return rows
 
     @functools.cached_property
@@ -102,7 +102,7 @@ class DyckPage:
         for label, arm in ENCODERS:
             s = self.tuned(arm)
             failed = len(self.failed(s)) if arm.endswith("-full") else ""
-            rows.append([label, s.seeds, s, stats.shown_sd(s), stats.lowest(s), stats.highest(s), failed])
+            rows.append([label, s.seeds, s, s.shown_sd(), s.lowest(), s.highest(), failed])
         return rows
 
     def failed_line(self) -> str:
@@ -151,12 +151,12 @@ class DyckPage:
         rows = []
         for label, _, e in SOURCES:
             s, accuracy = (self.variance.stat(m, experiment=e) for m in ("val/gap/acc", "val/acc"))
-            rows.append([f"{label} (`{e}`)", s.seeds, stats.shown_sd(s), stats.shown_sd(accuracy), s,
-                         f"{stats.lowest(s)} to {stats.highest(s)}"])  # fmt: skip
+            rows.append([f"{label} (`{e}`)", s.seeds, s.shown_sd(), accuracy.shown_sd(), s,
+                         f"{s.lowest()} to {s.highest()}"])  # fmt: skip
         g = self.mlm_gap
         cloze = self.data.stat("val/acc", **self.pretrain("mlm"))
-        together = ["all three together, seed s (the Dyck grid)", g.seeds, stats.shown_sd(g), stats.shown_sd(cloze), g,
-                    f"{stats.lowest(g)} to {stats.highest(g)}"]  # fmt: skip
+        together = ["all three together, seed s (the Dyck grid)", g.seeds, g.shown_sd(), cloze.shown_sd(), g,
+                    f"{g.lowest()} to {g.highest()}"]  # fmt: skip
         return [*rows, together]
 
     @property

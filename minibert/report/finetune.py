@@ -43,8 +43,8 @@ class Finetune:
             s = self.accuracy(r)
             params = f"{int(self.data.stat('trainable_params', regime=r).mean):,}"
             theirs = f"{int(self.published(r, 'trainable_params')):,}, {stats.number(self.published(r, 'val/acc'))}"
-            kinds = [stats.each_seed(self.accuracy(r, c)) for c in ("grammatical", "ungrammatical")]
-            rows.append([f"{label} (`{r}`)", params, f"{s}: {stats.each_seed(s)}", *kinds, theirs])
+            kinds = [self.accuracy(r, c).each_seed() for c in ("grammatical", "ungrammatical")]
+            rows.append([f"{label} (`{r}`)", params, f"{s}: {s.each_seed()}", *kinds, theirs])
         return rows
 
     def claims(self) -> list[Answer]:

@@ -33,7 +33,7 @@ PICK_50 = {"`pick_50` on its own 50%-picked test": {"masking.p_pick": 0.5, "eval
 
 def per_seed(s: Stat) -> str:
     """'90.1 (88.2 to 92.0): 89.0 / 90.5 / 90.8': the figure, then each seed's in seed order."""
-    return f"{s}: {stats.each_seed(s)}"
+    return f"{s}: {s.each_seed()}"
 
 
 class Masking:

@@ -83,6 +83,22 @@ class Stat(_Interval):
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.proportion else 1)
 
+    def shown_sd(self) -> str:
+        """The SD over seeds as pages show it: 2 decimals, in points for a proportion."""
+        return stats.number(self.sd, 100 if self.proportion else 1, 2)
+
+    def each_seed(self) -> str:
+        """'89.0 / 90.5 / 90.8': the figure on each seed, in seed order, in points."""
+        return " / ".join(stats.number(v) for _, v in sorted(self.values.items()))
+
+    def lowest(self) -> str:
+        """The lowest seed's figure, in points."""
+        return stats.number(min(self.values.values()))
+
+    def highest(self) -> str:
+        """The highest seed's figure, in points."""
+        return stats.number(max(self.values.values()))
+
     def against(self, published: float) -> Interval:
         """Our mean minus one published single run's figure (`stats.reference`), e.g. the write-up's."""
         return stats.reference(self.values, self.n if self.shared else None, published)

@@ -42,7 +42,7 @@ COSTS = [("pre-training before (lr 0.003, 2,000 val sentences, validated every 1
 
 def spread(s: Stat) -> list[str]:
     """[the mean with its interval, the SD, 'lowest to highest seed']: three cells of a table."""
-    return [str(s), stats.shown_sd(s), f"{stats.lowest(s)} to {stats.highest(s)}"]
+    return [str(s), s.shown_sd(), f"{s.lowest()} to {s.highest()}"]
 
 
 class Recipe:
@@ -99,7 +99,7 @@ class Recipe:
             near, t = self.stat("val/acc", e, "dist_1"), self.stat("wall_time_s", e).mean
             lr = self.axis(e, "lr") + (" (before)" if e == BEFORE else "") + (" (chosen)" if e == CHOSEN else "")
             rows.append([lr, self.axis(e, "max_steps"), self.axis(e, "val_size"), *spread(self.stat("val/gap/acc", e)),
-                         f"{stats.number(near.mean)}, {stats.shown_sd(near)}", stats.number(t, 1),
+                         f"{stats.number(near.mean)}, {near.shown_sd()}", stats.number(t, 1),
                          f"{stats.number(t / self.base_time, 1, 2)}×"])  # fmt: skip
         return rows
 
@@ -111,12 +111,12 @@ class Recipe:
 
     def tuned_lines(self) -> list[str]:
         """The chosen fine-tuning lr against each other, in words."""
-        chosen = stats.shown_sd(self.stat("val/acc", FINETUNE))
+        chosen = self.stat("val/acc", FINETUNE).shown_sd()
         lines = []
         for e in (e for e in self.tuned if e != FINETUNE):
             lr = self.axis(e, "finetune lr")
             against = self.vs("val/acc", FINETUNE, e, "0.003", lr)
-            theirs = stats.shown_sd(self.stat("val/acc", e))
+            theirs = self.stat("val/acc", e).shown_sd()
             lines.append(f"lr 0.003 against {lr}: {against}; SD {chosen} against {theirs}.")
         return lines
 

@@ -75,7 +75,7 @@ from minibert.report import (
     validity,
     writeup,
 )
-from minibert.report.query import Data, QueryError, markdown_table
+from minibert.report.query import Data, QueryError, Stat, markdown_table
 from minibert.report.table import FILE, TableError
 
 PAGES = Path("configs/pages")
@@ -121,7 +121,7 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                sd=stats.shown_sd, lo=stats.lowest, hi=stats.highest,
+                                sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,

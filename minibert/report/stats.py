@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from minibert.stats.intervals import (
     NAN,
@@ -33,9 +32,6 @@ from minibert.stats.intervals import (
     variance,
     with_sampling,
 )
-
-if TYPE_CHECKING:  # a Stat (minibert.report.query) is built on this module
-    from minibert.report.query import Stat
 
 __all__ = ["NAN", "Interval", "Family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number", "sd"]
 
@@ -193,26 +189,6 @@ def number(x: float, scale: float = 100, digits: int = 1) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     return f"{x * scale:,.{digits}f}"
-
-
-def shown_sd(s: Stat) -> str:
-    """A figure's SD over seeds as pages show it: 2 decimals, in points for a proportion."""
-    return number(s.sd, 100 if s.proportion else 1, 2)
-
-
-def each_seed(s: Stat) -> str:
-    """'89.0 / 90.5 / 90.8': a figure on each seed, in seed order, in points."""
-    return " / ".join(number(v) for _, v in sorted(s.values.items()))
-
-
-def lowest(s: Stat) -> str:
-    """The lowest seed's figure, in points."""
-    return number(min(s.values.values()))
-
-
-def highest(s: Stat) -> str:
-    """The highest seed's figure, in points."""
-    return number(max(s.values.values()))
 
 
 def fmt(iv: Interval, scale: float = 100, digits: int = 1, signed: bool = False) -> str:
