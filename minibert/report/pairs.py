@@ -93,6 +93,8 @@ class Prediction:
 class PairsPage:
     """The pairs grid's table as the page reads it."""
 
+    REPRODUCES = 0.8  # split-half Spearman at which a phenomenon's ranking of arms is said to reproduce
+
     def __init__(self, data: Data, validity: Study | None = None):
         self.data, self.validity = data, validity
         names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
@@ -170,8 +172,10 @@ class PairsPage:
                                   _split_half(per_arm)))  # fmt: skip
         return out
 
-    def reproducing(self, language: str, at_least: float = 0.8) -> list[Phenomenon]:
-        """The phenomena whose ranking of arms reproduces across disjoint seeds (split-half Spearman >= 0.8)."""
+    def reproducing(self, language: str, at_least: float | None = None) -> list[Phenomenon]:
+        """The phenomena whose ranking of arms reproduces across disjoint seeds (split-half Spearman of at least
+        `at_least`, by default REPRODUCES)."""
+        at_least = self.REPRODUCES if at_least is None else at_least
         return [p for p in self.phenomena(language) if p.reproducibility >= at_least]
 
     def predictions(self, toy: str = "dyck") -> list[Prediction]:

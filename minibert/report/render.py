@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+import yaml
 
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
@@ -121,11 +122,12 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
+                                rate=stats.rate, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, answer=self.answer, dyck_answer=self.dyck_answer,
-                                dyck_page=self.dyck_page, transfer=self.transfer, digest=self.digest,
+                                measured=self.measured, config=self.config, answer=self.answer,
+                                dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
+                                digest=self.digest,
                                 writeup=self.writeup, finetune=self.finetune)  # fmt: skip
         for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
             self.env.globals[key] = functools.partial(self._model, model)
@@ -161,6 +163,19 @@ class Renderer:
             self.studies[folder] = validity.Study(self.data(folder))
         self.touched.add(folder)
         return self.studies[folder]
+
+    def config(self, path: str, key: str):
+        """The setting `key` (dotted: `trainer.max_steps`, `model.init_args.encoder.width`) of the YAML config
+        `path` under the root, as a page states a run's settings: read, never typed."""
+        node = _yaml(self.root / path)
+        for part in key.split("."):  # a list's item by its index: trainer.callbacks.0.init_args
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                raise QueryError(f"{path}: no setting {key!r} (no {part!r})")
+        return node
 
     def measured(self, name: str) -> measurements.Measurement:
         """The entry `name` of results/measurements.yaml."""
@@ -375,3 +390,10 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+@functools.cache
+def _yaml(path: Path):
+    if not path.is_file():
+        raise QueryError(f"{path}: no such config")
+    return yaml.safe_load(path.read_text())

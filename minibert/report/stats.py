@@ -191,6 +191,12 @@ def number(x: float, scale: float = 100, digits: int = 1) -> str:
     return f"{x * scale:,.{digits}f}"
 
 
+def rate(x: float) -> str:
+    """A learning rate as configs are read aloud: 0.01 -> '1e-2', 0.003 -> '3e-3'."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def fmt(iv: Interval, scale: float = 100, digits: int = 1, signed: bool = False) -> str:
     """'22.1 (21.1 to 23.1)': mean and 95% interval; one seed: the mean alone; no seeds: 'n/a'."""
     if math.isnan(iv.mean):

@@ -1,0 +1,116 @@
+"""Every number a page shows comes from data: a template's prose holds no digit outside a slot.
+
+What is not prose: Jinja (slots, statements, comments), code (fenced blocks and `inline`), link targets and HTML
+tags. What a digit may still stand in: a list marker, a year, an identifier (float32, x86_64, SIGTERM, H100, a
+commit), and the phrases of `ALLOWED`, each a definition rather than a measurement, with the reason it is one.
+Everything else is a figure typed by hand: read it from a table (a page model), a config (`config`) or
+`results/measurements.yaml` (`measured`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ROOT / "configs" / "pages"
+
+ALLOWED = {  # phrase -> why it is a definition, not a figure that data could change
+    "95%": "the level of every interval the statistics module draws",
+    "15%": "BERT's masking rate, the recipe the project reproduces",
+    "80/10/10": "BERT's split of masked positions ([MASK] / random / kept)",
+    "80-10-10": "BERT's split of masked positions ([MASK] / random / kept)",
+    "80%": "BERT's share of masked positions that become [MASK]",
+    "10%": "BERT's share of masked positions that become a random token, or stay",
+    "2-core": "the kind of machine the project's figures are measured on",
+    "p(1-p)/n": "the binomial variance, a formula",
+    "p(1-p)/variance": "the binomial variance, a formula",
+    "S-1": "a t distribution's degrees of freedom, a formula",
+    "1.96": "the normal quantile of a 95% interval",
+    "[0, 1]": "the range of a proportion",
+    "1/t": "the Bayes predictor's uniform guess among t candidates, a formula",
+    "arXiv:1810.04805": "the BERT paper's identifier",
+    "2.2+": "the version floors of torch and Lightning that pyproject.toml declares",
+    "8 or more tokens": "Dyck's longest distance bin, `dist_8_plus`, a category's name",
+    "DataDecide reports about 80%": "a published figure (Magnusson et al. 2025), cited",
+    "150M": "a published model size (DataDecide), cited",
+    "1B-parameter": "a published model size (DataDecide), cited",
+    "text at 1x": "a setting's name: text at 1x Dyck's FLOPs",
+    "chance is 50": "a coin's accuracy on two balanced classes",
+    "50 is a coin": "a coin's accuracy on two balanced classes",
+    "exactly 100%": "the ceiling of a minimal pair by construction: the good sentence is in the language",
+    "the ceiling is 100.0": "the ceiling of a minimal pair by construction: the good sentence is in the language",
+    "ceiling 100%": "the grammaticality task's ceiling: its label is a function of the sentence",
+    "(100 x)": "what a point is: a proportion times 100",
+    "not against 1": "a correlation's largest value",
+    "near 1": "an accuracy at its largest value, where the answer is given away",
+}
+EXIT_STATUSES = re.compile(r"\b(status|exits?|statuses)\b[^.]*")  # 0 done, 1 failed, 2 bad input, 3 the machine
+
+
+def prose(text: str) -> str:
+    """The template's text a reader sees typed, with slots, statements, code, link targets and tags blanked."""
+    for pattern, flags in ((r"\{#.*?#\}", re.S), (r"\{%.*?%\}", re.S), (r"\{\{.*?\}\}", re.S),
+                           (r"^```.*?^```", re.S | re.M), (r"`[^`\n]*`", 0), (r"<[^>]+>", 0)):  # fmt: skip
+        text = re.sub(pattern, lambda m: re.sub(r"[^\n]", " ", m[0]), text, flags=flags)  # keeps line numbers
+    return re.sub(r"\]\([^)\s]*\)", "]", text)
+
+
+def typed(text: str) -> list[tuple[int, str]]:
+    """(line, token) of every digit-bearing token of `text`'s prose that no rule above allows."""
+    found = []
+    for number, line in enumerate(prose(text).splitlines(), 1):
+        line = re.sub(r"^\s*(\d+\.|[-*])\s", " ", line)  # a list marker
+        for phrase in ALLOWED:
+            line = line.replace(phrase, " ")
+        line = EXIT_STATUSES.sub(lambda m: re.sub(r"\b\d{1,3}\b", " ", m[0]), line)
+        for token in re.findall(r"\S*\d\S*", line):
+            if re.search(r"[A-Za-z_]\d", token) or re.fullmatch(r"\W*(19|20)\d\d\W*", token):  # identifier, year
+                continue
+            found.append((number, token))
+    return found
+
+
+# Figures each page still types by hand, as counted when this test was written: a count may only fall, and
+# falls to zero as each figure moves into a slot (a page not listed may type none).
+STILL_TYPED = {
+    "docs/comparisons.md.j2": 14,
+    "docs/results.md.j2": 31,
+    "docs/running.md.j2": 48,
+    "results/dyck.md.j2": 32,
+    "results/length.md.j2": 27,
+    "results/masking/masking.md.j2": 22,
+    "results/objectives/pretraining_tasks.md.j2": 12,
+    "results/objectives.md.j2": 14,
+    "results/probes/probes.md.j2": 21,
+    "results/recipe.md.j2": 25,
+    "results/scaling.md.j2": 17,
+    "results/structure.md.j2": 14,
+    "results/text.md.j2": 40,
+}
+
+
+def test_no_template_types_a_figure_in_its_prose_beyond_those_still_listed():
+    wrong = []
+    for page in sorted(PAGES.rglob("*.j2")):
+        name, found = page.relative_to(PAGES).as_posix(), typed(page.read_text())
+        if len(found) > STILL_TYPED.get(name, 0):
+            tokens = ", ".join(f"line {line}: {token}" for line, token in found)
+            wrong.append(f"{name}: {len(found)} typed (at most {STILL_TYPED.get(name, 0)}): {tokens}")
+        elif len(found) < STILL_TYPED.get(name, 0):
+            wrong.append(f"{name}: {len(found)} typed now: lower STILL_TYPED[{name!r}] to {len(found)}")
+    assert not wrong, (
+        "a figure typed in template prose: read it from data (a page model, `config` for a run's settings, or "
+        "`measured` for results/measurements.yaml), or add a definition to ALLOWED with its reason.\n"
+        + "\n".join(wrong)
+    )
+
+
+def test_the_rule_finds_a_typed_figure_and_passes_slots_code_and_definitions():
+    page = (
+        "{{ number(x) }} points ({% if y %}9{% endif %}), `--seeds 5`, a 95% interval, float32, 2026, SIGUSR1,\n"
+        "- the 2-core machine, exit status 2 on bad input\n"
+        "1. took 61 s and 3.083 at step 1\n"
+        "```\npython run.py --steps 600\n```\n"
+    )
+    assert typed(page) == [(3, "61"), (3, "3.083"), (3, "1")]
