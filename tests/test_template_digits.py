@@ -113,4 +113,4 @@ def test_the_rule_finds_a_typed_figure_and_passes_slots_code_and_definitions():
         "1. took 61 s and 3.083 at step 1\n"
         "```\npython run.py --steps 600\n```\n"
     )
-    assert typed(page) == [(3, "61"), (3, "3.083"), (3, "1")]
+    assert typed(page) == [(1, "9"), (3, "61"), (3, "3.083"), (3, "1")]  # text inside a block is prose too
