@@ -2,7 +2,8 @@
 `results/measurements.yaml` so that pages query them instead of typing them.
 
 Each entry: `what` was measured, its `unit`, `values` (name -> list of numbers, one per repetition), the
-`command` that measured it, the `date` and the `machine`.
+`command` that measured it, the `date` and the `machine`; optionally the `settings` (name -> number) of the runs
+it measured where they varied, so that a page says them from the same record.
 
 Example:
     >>> m = Measurement("x", "a timing", "s", {"on": [2.0, 4.0]}, "bash b.sh", "2026-12-06", "2-core")
@@ -33,9 +34,22 @@ class Measurement:
     command: str
     date: str
     machine: str
+    settings: dict[str, float] | None = None
+
+    def setting(self, key: str) -> float:
+        if not self.settings or key not in self.settings:
+            raise QueryError(f"{FILE}: entry {self.name!r} records no setting {key!r}")
+        return self.settings[key]
 
     def mean(self, key: str) -> float:
+        if key not in self.values:
+            raise QueryError(f"{FILE}: entry {self.name!r} has no values {key!r}")
         return sum(self.values[key]) / len(self.values[key])
+
+    def most(self, key: str) -> float:
+        """The largest of the values `key` (a bound over repetitions: the widest difference seen)."""
+        self.mean(key)
+        return max(self.values[key])
 
 
 def load(root: str | Path = ".") -> dict[str, Measurement]:
@@ -59,8 +73,12 @@ def load(root: str | Path = ".") -> dict[str, Measurement]:
             isinstance(v, list) and v and all(isinstance(x, int | float) for x in v) for v in values.values()
         ):
             raise QueryError(f"{path}: entry {name!r}: values must map names to lists of numbers")
+        settings = entry.get("settings")
+        if settings is not None and not (isinstance(settings, dict) and all(
+                isinstance(v, int | float) for v in settings.values())):  # fmt: skip
+            raise QueryError(f"{path}: entry {name!r}: settings must map names to numbers")
         date = entry["date"]
         out[name] = Measurement(name, str(entry["what"]).strip(), str(entry["unit"]), values, str(entry["command"]),
                                 date.isoformat() if isinstance(date, datetime.date) else str(date),
-                                str(entry["machine"]))  # fmt: skip
+                                str(entry["machine"]), settings)  # fmt: skip
     return out
