@@ -88,6 +88,10 @@ class DyckPage:
             rows.append([label, sees, s.seeds, ceiling, s, s.shown_sd(), *far])
         return rows
 
+    @property
+    def fails_within(self) -> float:
+        return FAILS_WITHIN
+
     @functools.cached_property
     def fails_at(self) -> float:
         """No pre-training's mean plus 5 points: a full fine-tuning run ending at or below it failed."""

@@ -164,18 +164,23 @@ class Renderer:
         self.touched.add(folder)
         return self.studies[folder]
 
-    def config(self, path: str, key: str):
+    def config(self, path: str | list[str], key: str):
         """The setting `key` (dotted: `trainer.max_steps`, `model.init_args.encoder.width`) of the YAML config
-        `path` under the root, as a page states a run's settings: read, never typed."""
-        node = _yaml(self.root / path)
-        for part in key.split("."):  # a list's item by its index: trainer.callbacks.0.init_args
-            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            elif isinstance(node, dict) and part in node:
-                node = node[part]
+        `path` under the root, as a page states a run's settings: read, never typed. Given a stack of configs,
+        as `python -m minibert fit -c A -c B` takes them, the last one that sets it."""
+        stack = [path] if isinstance(path, str) else list(path)
+        for one in reversed(stack):
+            node = _yaml(self.root / one)
+            for part in key.split("."):  # a list's item by its index: trainer.callbacks.0.init_args
+                if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                    node = node[int(part)]
+                elif isinstance(node, dict) and part in node:
+                    node = node[part]
+                else:
+                    break
             else:
-                raise QueryError(f"{path}: no setting {key!r} (no {part!r})")
-        return node
+                return node
+        raise QueryError(f"{', '.join(stack)}: no setting {key!r}")
 
     def measured(self, name: str) -> measurements.Measurement:
         """The entry `name` of results/measurements.yaml."""
