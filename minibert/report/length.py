@@ -44,6 +44,7 @@ def tuned(scheme: str) -> dict:
 
 class Length:
     schemes, objectives, lengths, past, relative = SCHEMES, OBJECTIVES, LENGTHS, PAST, RELATIVE
+    trained, holds_within = TRAINED, HOLDS_WITHIN
 
     def __init__(self, data: Data):
         self.data = data
