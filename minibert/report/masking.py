@@ -83,6 +83,16 @@ class Masking:
             rows.append([split, *(self.against_base(language, split, job) for job in STAGES), theirs, *kinds])
         return rows
 
+    @staticmethod
+    def published(split: str, column: int) -> float:
+        """BERT's Table 8 figure of `split` in `column` (0 MNLI fine-tune, 1 NER fine-tune, 2 NER feature-based)."""
+        return BERT[split][column]
+
+    @staticmethod
+    def published_spread(column: int) -> float:
+        """How far apart BERT's six strategies lie in `column`: the largest figure minus the smallest."""
+        return max(v[column] for v in BERT.values()) - min(v[column] for v in BERT.values())
+
     def bert_rows(self) -> list[list]:
         return [[split, *figures] for split, figures in BERT.items()]
 
