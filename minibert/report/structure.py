@@ -48,8 +48,13 @@ def f3(x: Stat | Diff, signed: bool = False) -> str:
     return stats.fmt(x.interval, 1, 3, signed)
 
 
+# Hewitt & Manning (2019), Table 1, PTB: the structural probe's UUAS on BERT-large's best layer and on ELMo's
+# context-free layer: (layer, UUAS)
+HEWITT_MANNING = {"BERT-large": (16, 82.5), "ELMo": (0, 26.8)}
+
+
 class Structure:
-    measures, judged = MEASURES, JUDGED
+    measures, judged, hewitt_manning = MEASURES, JUDGED, HEWITT_MANNING
 
     def __init__(self, data: Data):
         self.data = data
