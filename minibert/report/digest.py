@@ -53,6 +53,7 @@ class ScalingDigest:
     claims: str  # the published claims and where each holds
     electra: Stat  # ELECTRA's discriminator accuracy at the largest budget
     all_original: float  # what calling every token original scores there
+    today: float  # FLOPs of today's MLM run, the unit of the budgets
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ class Digest:
         electra = {"experiment": f"scaling/pretrain/electra/{last}"}
         everything = sc.stat("val/acc", **electra)
         return ScalingDigest(budgets, where, gaps, sentence, claims, everything,
-                             sc.stat("val/acc", "original", **electra).n / everything.n)  # fmt: skip
+                             sc.stat("val/acc", "original", **electra).n / everything.n, page.today)  # fmt: skip
 
     @functools.cache  # noqa: B019
     def masking_rate(self) -> RateDigest:

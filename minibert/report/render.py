@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                rate=stats.rate, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
+                                rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, config=self.config, answer=self.answer,
