@@ -142,3 +142,10 @@ def test_the_rule_finds_a_typed_figure_and_passes_slots_code_and_definitions():
         "```\npython run.py --steps 600\n```\n"
     )
     assert typed(page) == [(1, "9"), (3, "61"), (3, "3.083"), (3, "1")]  # text inside a block is prose too
+
+
+def test_no_template_line_runs_over_160_characters():
+    """A template is read and reviewed as text: a slot that runs long breaks inside its own braces."""
+    long = [f"{page.relative_to(PAGES)}:{number}: {len(line)}" for page in sorted(PAGES.rglob("*.j2"))
+            for number, line in enumerate(page.read_text().splitlines(), 1) if len(line) > 160]  # fmt: skip
+    assert not long, "template lines over 160 characters: " + ", ".join(long)
