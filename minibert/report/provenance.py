@@ -19,7 +19,7 @@ import pandas as pd
 
 from minibert.atomic_writes import write_atomic
 from minibert.report.table import TableError
-from minibert.training.code_version import package_files, source_hash
+from minibert.training.code_version import NOT_HASHED, package_files, source_hash
 
 FILE = "code.csv"
 COLUMNS = ["code", "file", "hash"]
@@ -63,20 +63,31 @@ def read(out: str | Path) -> dict[str, dict[str, str]]:
 
 
 def differing(made_by: dict[str, str], today: dict[str, str]) -> list[str]:
-    """The files whose hash differs, with those only one side has.
+    """The files whose hash differs, with those only one side has. A file today's hash leaves out (it reads
+    results or orders runs: code_version.NOT_HASHED) is no difference, though older code hashed it.
 
     >>> differing({"a.py": "1", "b.py": "2"}, {"a.py": "1", "b.py": "3", "c.py": "4"})
     ['b.py', 'c.py (new)']
+    >>> differing({"a.py": "1", "minibert/report/x.py": "2"}, {"a.py": "1"})
+    []
     """
+    made_by = {k: v for k, v in made_by.items() if not _left_out(k)}
     differ = sorted(k for k in made_by.keys() | today.keys() if made_by.get(k) != today.get(k))
     return [f + (" (new)" if f not in made_by else " (removed)" if f not in today else "") for f in differ]
 
 
+def _left_out(file: str) -> bool:
+    """Whether today's package hash leaves `file` (named `minibert/...`) out."""
+    package, _, rel = file.partition("/")
+    return package == "minibert" and rel.startswith(NOT_HASHED)
+
+
 @dataclass(frozen=True)
 class Made:
-    """The runs one code made: its hash ('' where the runs recorded none; hashes joined by ',' for every other code
-    whose files the runs did not record), how many, and the files in which it differs from today's training code
-    (None where the runs did not record their files)."""
+    """The runs one code made: its hash ('' where the runs recorded none; hashes joined by ',' for codes said
+    together: every other code whose files the runs did not record, or codes that differ from today's in the same
+    files), how many, and the files in which it differs from today's training code (None where the runs did not
+    record their files)."""
 
     code: str
     runs: int
@@ -95,11 +106,15 @@ class Made:
             codes = self.code.split(",")
             which = f"code {codes[0][:8]}" if len(codes) == 1 else f"{len(codes)} other codes"
             return f"{runs} by {which}, not today's; which files differ is not recorded"
+        codes = self.code.split(",")
+        by = f"code {codes[0][:8]}" if len(codes) == 1 else f"{len(codes)} other codes"
         if not self.differs:
-            return f"{runs} by today's code"
+            if self.code == today:
+                return f"{runs} by today's code"
+            return f"{runs} by {by}, whose training files are today's (it also hashed files no longer hashed)"
         more = len(self.differs) - SHOWN
         shown = ", ".join(self.differs[:SHOWN]) + (f" and {more} more" if more > 0 else "")
-        return f"{runs} by code {self.code[:8]}, which differs from today's in {shown}"
+        return f"{runs} by {by}, which {'differs' if len(codes) == 1 else 'differ'} from today's in {shown}"
 
 
 @dataclass(frozen=True)
@@ -128,7 +143,23 @@ def of(frame: pd.DataFrame, out: str | Path) -> Provenance:
             unknown[code] = int(count)
             continue
         made.append(Made(code, int(count), [] if code == today else differing(recorded[code], files) if code else None))
+    made = _together(made, today)
     if unknown:
         made.append(Made(",".join(sorted(unknown)), sum(unknown.values()), None))
     made.sort(key=lambda m: (not m.current, m.differs is None, -m.runs, m.code))
     return Provenance(made, today)
+
+
+def _together(made: list[Made], today: str) -> list[Made]:
+    """Other codes that differ from today's in the same files, said once: runs made while only files outside
+    the training code changed carry many hashes and one difference."""
+    kept, groups = [], {}
+    for m in made:
+        if not m.code or m.code == today or m.differs is None:
+            kept.append(m)
+        else:
+            groups.setdefault(tuple(m.differs), []).append(m)
+    for differs, ms in groups.items():
+        codes = ",".join(m.code for m in sorted(ms, key=lambda m: (-m.runs, m.code)))
+        kept.append(Made(codes, sum(m.runs for m in ms), list(differs)))
+    return kept
