@@ -126,7 +126,8 @@ class Renderer:
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, config=self.config, answer=self.answer,
+                                measured=self.measured, config=self.config,
+                                config_lines=self.config_lines, answer=self.answer,
                                 dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
                                 digest=self.digest,
                                 writeup=self.writeup, finetune=self.finetune)  # fmt: skip
@@ -182,6 +183,12 @@ class Renderer:
             else:
                 return node
         raise QueryError(f"{', '.join(stack)}: no setting {key!r}")
+
+    def config_lines(self, path: str) -> int:
+        """How many lines the file `path` under the root has (a config's length, as a page states it)."""
+        if not (self.root / path).is_file():
+            raise QueryError(f"{path}: no such file")
+        return len((self.root / path).read_text().splitlines())
 
     def measured(self, name: str) -> measurements.Measurement:
         """The entry `name` of results/measurements.yaml."""
