@@ -196,6 +196,7 @@ class Sweep:
                 "runs_missing": len(runs) - len(done),
                 "runs_wall_time_s": round(own, 1),
                 "workers": self.workers,
+                "seeds": list(seeds),
             },
         } | ({"quick": True} if self.quick else {})
 

@@ -164,6 +164,14 @@ class Data:
             raise QueryError(f"{self.out}/run.json records no figures.wall_time_s: rebuild it with scripts/ablate.py")
         return float(self.invocation["wall_time_s"])
 
+    @property
+    def invoked_seeds(self) -> list[int]:
+        """The seeds the invocation that wrote the table ran, as its run.json records them."""
+        seeds = self.invocation.get("seeds")
+        if not isinstance(seeds, list) or not all(isinstance(s, int) for s in seeds):
+            raise QueryError(f"{self.out}/run.json records no figures.seeds: rebuild it with scripts/ablate.py")
+        return seeds
+
     @functools.cached_property
     def curves(self) -> pd.DataFrame | None:
         """The runs' learning curves beside the table (minibert.report.curves), None where they left none."""
