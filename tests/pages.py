@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def copy_templates(root: Path, *names: str | Path) -> None:
     """Copy the templates `names` (relative to configs/pages) under `root`, with the shared files any page may
-    import (`_*.j2`, never pages themselves) and the figures measured outside any table it may quote."""
+    import (`_*.j2`, never pages themselves), the figures measured outside any table it may quote and the configs
+    it states settings from (a config already under `root` is kept)."""
+    shutil.copytree(ROOT / "configs", root / "configs", ignore=shutil.ignore_patterns("pages"), dirs_exist_ok=True,
+                    copy_function=lambda src, dst: None if Path(dst).exists() else shutil.copy2(src, dst))  # fmt: skip
     (root / PAGES).mkdir(parents=True, exist_ok=True)
     (root / MEASUREMENTS).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / MEASUREMENTS, root / MEASUREMENTS)

@@ -32,6 +32,7 @@ def constructed(root: Path, gaps: dict[str, np.ndarray]) -> Data:
         rows = (frame["experiment"] == experiment) & (frame["metric"] == GAP) & (frame["category"] == "")
         frame.loc[rows, "value"] = values  # seeds 0, 1, 2 in order
     table.write(frame, root / "results/dyck")
+    shutil.copy(ROOT / "results/dyck/run.json", root / "results/dyck/run.json")  # how the runs were made
     shutil.copytree(ROOT / "results/dyck/comparisons", root / "results/dyck/comparisons")  # records the page quotes
     for record in (root / "results/dyck/comparisons").glob("*.json"):  # as if they had run these three seeds only
         body = json.loads(record.read_text())

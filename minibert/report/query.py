@@ -165,6 +165,14 @@ class Data:
         return float(self.invocation["wall_time_s"])
 
     @property
+    def invoked_runs(self) -> int:
+        """The runs of the invocation that wrote the table (trained or reused), as its run.json records them."""
+        counts = [self.invocation.get(k) for k in ("runs_trained", "runs_reused")]
+        if not all(isinstance(c, int) for c in counts):
+            raise QueryError(f"{self.out}/run.json records no figures.runs_trained: rebuild it with scripts/ablate.py")
+        return sum(counts)
+
+    @property
     def invoked_seeds(self) -> list[int]:
         """The seeds the invocation that wrote the table ran, as its run.json records them."""
         seeds = self.invocation.get("seeds")
