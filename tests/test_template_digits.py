@@ -3,8 +3,8 @@
 What is not prose: Jinja (slots, statements, comments), code (fenced blocks and `inline`), link targets and HTML
 tags. What a digit may still stand in: a list marker, a year, an identifier (float32, x86_64, SIGTERM, H100, a
 commit), and the phrases of `ALLOWED`, each a definition rather than a measurement, with the reason it is one.
-Everything else is a figure typed by hand: read it from a table (a page model), a config (`config`) or
-`results/measurements.yaml` (`measured`).
+Everything else is a figure typed by hand: read it from a table (a page model), the configs (`run` for a run's
+settings, `language`, `config`) or `results/measurements.yaml` (`measured`).
 """
 
 from __future__ import annotations
@@ -140,8 +140,8 @@ def test_no_template_types_a_figure_in_its_prose_beyond_those_still_listed():
         elif len(found) < STILL_TYPED.get(name, 0):
             wrong.append(f"{name}: {len(found)} typed now: lower STILL_TYPED[{name!r}] to {len(found)}")
     assert not wrong, (
-        "a figure typed in template prose: read it from data (a page model, `config` for a run's settings, or "
-        "`measured` for results/measurements.yaml), or add a definition to ALLOWED with its reason.\n"
+        "a figure typed in template prose: read it from data (a page model, `run` or `config` for a run's "
+        "settings, or `measured` for results/measurements.yaml), or add a definition to ALLOWED with its reason.\n"
         + "\n".join(wrong)
     )
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from minibert.report.query import QueryError
+from minibert.report.stats import number
 
 FILE = Path("results/measurements.yaml")
 FIELDS = ("what", "unit", "values", "command", "date", "machine")
@@ -45,6 +46,14 @@ class Measurement:
         if key not in self.values:
             raise QueryError(f"{FILE}: entry {self.name!r} has no values {key!r}")
         return sum(self.values[key]) / len(self.values[key])
+
+    def shown(self, key: str, digits: int = 1) -> str:
+        """The mean of the values `key` as a page shows it: `digits` decimals, thousands separated."""
+        return number(self.mean(key), 1, digits)
+
+    def shown_setting(self, key: str) -> str:
+        """The setting `key` as a page shows a whole number: thousands separated."""
+        return number(self.setting(key), 1, 0)
 
     def most(self, key: str) -> float:
         """The largest of the values `key` (a bound over repetitions: the widest difference seen)."""

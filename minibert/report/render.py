@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-import yaml
 
 from minibert.ablation.grid import GridError
 from minibert.atomic_writes import write_atomic
@@ -70,6 +69,7 @@ from minibert.report import (
     provenance,
     recipe,
     scaling,
+    settings,
     stats,
     structure,
     text,
@@ -126,7 +126,7 @@ class Renderer:
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, config=self.config,
+                                measured=self.measured, config=self.config, run=self.run, language=self.language,
                                 config_lines=self.config_lines, answer=self.answer,
                                 dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
                                 digest=self.digest,
@@ -167,22 +167,16 @@ class Renderer:
         return self.studies[folder]
 
     def config(self, path: str | list[str], key: str):
-        """The setting `key` (dotted: `trainer.max_steps`, `model.init_args.encoder.width`) of the YAML config
-        `path` under the root, as a page states a run's settings: read, never typed. Given a stack of configs,
-        as `python -m minibert fit -c A -c B` takes them, the last one that sets it."""
-        stack = [path] if isinstance(path, str) else list(path)
-        for one in reversed(stack):
-            node = _yaml(self.root / one)
-            for part in key.split("."):  # a list's item by its index: trainer.callbacks.0.init_args
-                if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                    node = node[int(part)]
-                elif isinstance(node, dict) and part in node:
-                    node = node[part]
-                else:
-                    break
-            else:
-                return node
-        raise QueryError(f"{', '.join(stack)}: no setting {key!r}")
+        """The setting `key` of the YAML config `path` under the root (minibert.report.settings.setting)."""
+        return settings.setting(self.root, path, key)
+
+    def run(self, name: str) -> settings.Run:
+        """The settings of a named run (`dyck-pretrain`, `finetune`, ...) as pages state them."""
+        return settings.Run(self.root, name)
+
+    def language(self, name: str) -> dict:
+        """The settings of `configs/languages/<name>.yaml`'s language."""
+        return settings.language(self.root, name)
 
     def config_lines(self, path: str) -> int:
         """How many lines the file `path` under the root has (a config's length, as a page states it)."""
@@ -403,10 +397,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-@functools.cache
-def _yaml(path: Path):
-    if not path.is_file():
-        raise QueryError(f"{path}: no such config")
-    return yaml.safe_load(path.read_text())
