@@ -51,6 +51,11 @@ class Measurement:
         """The mean of the values `key` as a page shows it: `digits` decimals, thousands separated."""
         return number(self.mean(key), 1, digits)
 
+    def listed(self, key: str, digits: int = 0) -> str:
+        """Every value of `key` as a sentence lists them: '187, 182 and 176'."""
+        shown = [number(v, 1, digits) for v in self.values[key]] if key in self.values else [self.shown(key)]
+        return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
     def shown_setting(self, key: str) -> str:
         """The setting `key` as a page shows a whole number: thousands separated."""
         return number(self.setting(key), 1, 0)
