@@ -3,11 +3,14 @@ counted in steps without the logger's version number, and the grid runner's pace
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 NOISE = ("💡", "Tip:", "LeafSpec", "Warning:", "v_num", "Epoch 0/")
@@ -27,11 +30,20 @@ def test_a_run_prints_no_third_party_noise_and_counts_steps(tmp_path):
     assert re.search(r"^train\s", out, re.M) and "final: val/acc" in out
 
 
-def test_the_grid_runner_reads_its_pace_in_runs_a_minute(tmp_path):
-    from tests.test_ablate import tiny_grid  # one pre-training run of 4 steps
+def test_the_grid_runner_reads_its_pace_in_runs_a_minute(monkeypatch):
+    """The sweep's bar counts runs and gives the pace of the runs trained here, in runs a minute, never tqdm's own
+    rate: runs reused at the start would read as thousands a second."""
+    from minibert import sweep
 
-    grid = tiny_grid(tmp_path / "grid.yaml")
-    out = _run(["scripts/ablate.py", "--grid", str(grid), "--only", "pretrain/bidirectional", "--seeds", "1",
-                "--workers", "1", "--out", str(tmp_path / "out")], tmp_path)  # fmt: skip
-    assert "run/s" not in out and "s/run" not in out
-    assert re.search(r"\d+\.\d runs/min", out), out
+    shown = io.StringIO()
+    monkeypatch.setattr(sweep, "tqdm", functools.partial(sweep.tqdm, file=shown, mininterval=0))
+    times = [0.0, 30.0, 60.0]  # training began, then two runs trained here finished 30 s apart
+    monkeypatch.setattr(sweep.time, "perf_counter", lambda: times.pop(0) if len(times) > 1 else times[0])
+    progress = sweep._Progress(3)
+    progress.began()
+    for status, label in (("reused", "a"), ("finished", "b"), ("finished", "c")):
+        progress(SimpleNamespace(label=label), status)
+    progress.close()
+    out = shown.getvalue().replace("\r", "\n")
+    assert "run/s" not in out and "s/run" not in out and "it/s" not in out, out
+    assert re.search(r"3/3 runs .*finished: c, 2\.0 runs/min", out), out
