@@ -281,13 +281,15 @@ def test_a_failed_seed_is_one_a_guesser_would_match_on_its_languages_validation_
     def reached_by_guessing(accuracy: float, n: int) -> float:
         return float(binom.sf(math.ceil(accuracy * n - 1e-9) - 1, n, 0.5))  # P(a guesser's accuracy >= accuracy)
 
-    for language, lang in yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"].items():
+    yardsticks = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())
+    chance = yardsticks["fails_guessing"]
+    for language, lang in yardsticks["languages"].items():
         t = table.read(ROOT / "results" / lang["timing"]["grid"])
         rows = (t.experiment == lang["timing"]["finetune"].format(arm="mlm")) & (t.metric == lang["metric"])
         counts = t[rows & (t.category == "")].n.unique()
         assert len(counts) == 1, (language, counts)
         n, threshold = int(counts[0]), lang["fails_below"]
-        assert reached_by_guessing(threshold, n) <= 0.001 < reached_by_guessing(threshold - 0.001, n), language
+        assert reached_by_guessing(threshold, n) <= chance < reached_by_guessing(threshold - 0.001, n), language
     assert reached_by_guessing(0.535, 2000) <= 0.001 < reached_by_guessing(0.515, 2000)  # n matters
 
 
