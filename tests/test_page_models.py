@@ -121,6 +121,25 @@ def check_text(r: Renderer) -> None:
     assert page.corpus["documents"]["train"] > 0
 
 
+def check_objectives(r: Renderer) -> None:
+    from minibert.report.objectives import NAMES, TABLE_5
+
+    o = r.env.globals["objectives"]("objectives")
+    widths(["objective", "own", "frozen", "full"], o.objective_rows())
+    widths(["pre-training", "full", "frozen", "BERT-base"], o.rows())
+    assert [row[0] for row in o.objective_rows()][:-1] == list(NAMES)
+    for a, b in (("MaskedLM", "NextTokenLM"), ("Combined", "MaskedLM")):
+        c = o.diff(a, b)
+        assert o.holds(a, b) == {"A": "holds", "B": "does not hold", "none": "undecided"}[side(c)]
+        per_seed = [float(x) for x in o.per_seed(a, b).split(" / ")]
+        assert per_seed == pytest.approx([100 * (c.a.values[s] - c.b.values[s]) for s in sorted(c.a.values)], abs=0.051)
+        gaps = [x - y for x, y in zip(TABLE_5[a], TABLE_5[b], strict=True)]
+        assert o.published_gap(a, b) == pytest.approx((min(gaps), max(gaps)))
+    for objective in ("MaskedLM", "NextTokenLM"):
+        iv = o.ft(objective, "frozen").interval
+        assert ("holds" in o.chance(objective, "frozen")) == (iv.lo <= 0.5 <= iv.hi)
+
+
 def check_masking(r: Renderer) -> None:
     page = r.env.globals["masking"]("masking")
     for lang in page.languages:
@@ -178,7 +197,8 @@ def check_digest(r: Renderer) -> None:
 MODELS: dict[str, Callable[[Renderer], None]] = {
     "scaling": check_scaling, "structure": check_structure, "masking_rate": check_masking_rate, "length": check_length,
     "dyck_gap": check_dyck_gap, "recipe": check_recipe, "text": check_text, "masking": check_masking,
-    "probes": check_probes, "dyck_page": check_dyck_page, "finetune": check_finetune, "digest": check_digest,
+    "probes": check_probes, "objectives": check_objectives,
+    "dyck_page": check_dyck_page, "finetune": check_finetune, "digest": check_digest,
 }  # fmt: skip
 
 

@@ -64,6 +64,7 @@ from minibert.report import (
     masking,
     masking_rate,
     measurements,
+    objectives,
     pairs,
     probes,
     provenance,
@@ -91,7 +92,8 @@ class ReportError(ValueError):
 # the page models of one grid, by the name a template calls them with
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
                "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe,
-               "text_page": text.TextPage, "masking": masking.Masking, "probes": probes.Probes}  # fmt: skip
+               "text_page": text.TextPage, "masking": masking.Masking, "probes": probes.Probes,
+               "objectives": objectives.Objectives}  # fmt: skip
 
 
 def grid_dir(name: str) -> str:
