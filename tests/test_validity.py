@@ -201,3 +201,13 @@ def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_
     assert "| Dyck | fine-tuning (accuracy) | 3 | 2, 2 |" in text
     assert "| Dyck | cloze" not in text  # two cloze arms: too few for a coefficient
     assert "| mlm |" in text and "| electra |" in text
+
+
+def test_each_effect_panel_pairs_an_arms_effect_in_the_toy_with_its_effect_in_text(rendered):
+    _, study = rendered
+    for setting in study.predictors:
+        for label, _, _, points in study.effect_panels(setting):
+            measure = next(m for m, name in study.measure_labels.items() if name == label)
+            arms = study.comparable(setting, study.target, measure=measure)
+            toy, text = (study.effects(s, measure, study.control, arms) for s in (setting, study.target))
+            assert points == {a: (toy[a], text[a]) for a in arms if a != study.control}

@@ -78,6 +78,7 @@ class Study:
     """The study's table: which settings and arms it holds, and each arm's figure per setting and measure."""
 
     names, measure_labels = NAMES, MEASURE_LABELS
+    owners = {"dyck": "Dyck's", "brackets": "the bracket pairs'", "text1x": "text at 1x's", "text": "text's"}
     coefficient, share = staticmethod(coefficient), staticmethod(share)
 
     def __init__(self, data: Data):
@@ -280,6 +281,33 @@ class Study:
         if key not in self._compared:
             self._compared[key] = agreement.ceiling(self.measured(setting, measure, arms), arms, replicates)
         return self._compared[key]
+
+    def flops(self, setting: str) -> str:
+        """The control arm's counted pre-training FLOPs in `setting`, as '3.66e11' ('(not run yet)' without it)."""
+        f = self.data.find("flops", experiment=self.experiment(setting, "pretrain", self.control))
+        return f"{f.mean:.3g}".replace("e+", "e") if f else "(not run yet)"
+
+    @property
+    def budget_ratio(self) -> str:
+        """The target's pre-training budget as a multiple of Dyck's: '21x'."""
+        found = [
+            self.data.find("flops", experiment=self.experiment(s, "pretrain", self.control))
+            for s in (self.target, "dyck")
+        ]
+        return f"{found[0].mean / found[1].mean:.0f}x" if all(found) else "(not run yet)"
+
+    def effect_panels(self, setting: str) -> list[tuple]:
+        """One scatter panel a measure: (measure, x label, y label, {arm: (its effect in `setting`, in the target)}),
+        each arm against the control, where the control was measured with those arms in both."""
+        panels = []
+        for m, label in self.measure_labels.items():
+            arms = self.comparable(setting, self.target, measure=m)
+            if self.control not in arms:
+                continue
+            ex, ey = (self.effects(s, m, self.control, arms) for s in (setting, self.target))
+            axis = "arm minus MLM, points (> 0: the arm is better)"
+            panels.append((label, f"{self.names[setting]}: {axis}", f"text: {axis}", {a: (ex[a], ey[a]) for a in ex}))
+        return panels
 
     def effects(self, setting: str, measure: str, control: str, arms: list[str]) -> dict[str, stats.Interval]:
         """Each arm minus `control`, paired by seed, oriented so that > 0 favours the arm, with the policy's
