@@ -34,11 +34,12 @@ from minibert.ablation.grid import Grid, GridError, check_metrics, load_grid
 from minibert.ablation.lock import Busy, OutLock
 from minibert.ablation.preflight import preflight
 from minibert.ablation.runner import DamagedSummary, Run, plan, run_all, triage
+from minibert.checkout import CHECKOUT
 from minibert.report import render
 from minibert.report.grid_report import ReportError, record
 from minibert.report.table import TableError, grid_of_table, read_json
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: grids, configs and plug-ins are named from here
+ROOT = CHECKOUT  # grids, configs and plug-ins are named from the checkout
 # exit codes: every run succeeded, some failed (each listed with its log), bad input (grid, options, a cell
 # that cannot be built, a report that would drop results), the machine (a folder that cannot be written, a
 # full disk, `out` held by another sweep, no SLURM); 130/143 when interrupted (Ctrl-C/SIGTERM)

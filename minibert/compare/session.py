@@ -60,7 +60,7 @@ class _Comparison:
 
     @property
     def scale(self) -> int:
-        return 100 if all(is_proportion(p.metric) for p in self.pairs) else 1
+        return _scale(self.pairs)
 
 
 def compare(request: Request) -> int:
@@ -114,7 +114,7 @@ def _prepare(request: Request, out: Path) -> _Comparison:
         if not pairs:
             raise ComparisonError("no language left to judge on minimal pairs: " + "; ".join(notes))
     _check_metrics(pairs, keys)
-    scale = 100 if all(is_proportion(p.metric) for p in pairs) else 1
+    scale = _scale(pairs)
     if request.bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
         raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a design "
                               "does not narrow")  # fmt: skip
@@ -226,3 +226,8 @@ def _verdicts(c: _Comparison, data: Data | None, design: Design, judged: list, c
         *probe_lines(data, c.pairs),
         *next_steps(data, design, judged, c.request.command),
     ]
+
+
+def _scale(pairs: list[Pair]) -> int:
+    """The printed unit: points (100) when every pair judges a proportion, the metric's own (1) otherwise."""
+    return 100 if all(is_proportion(p.metric) for p in pairs) else 1

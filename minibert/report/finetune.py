@@ -44,7 +44,7 @@ class Finetune:
             params = f"{int(self.data.stat('trainable_params', regime=r).mean):,}"
             theirs = f"{int(self.published(r, 'trainable_params')):,}, {stats.number(self.published(r, 'val/acc'))}"
             kinds = [self.accuracy(r, c).each_seed() for c in ("grammatical", "ungrammatical")]
-            rows.append([f"{label} (`{r}`)", params, f"{s}: {s.each_seed()}", *kinds, theirs])
+            rows.append([f"{label} (`{r}`)", params, s.with_seeds(), *kinds, theirs])
         return rows
 
     def claims(self) -> list[Answer]:

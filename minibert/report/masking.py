@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
+from minibert.report.query import Data, Diff
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
 # BERT (Devlin et al., 2018, arXiv:1810.04805), Table 8, dev set: MNLI fine-tune acc, NER fine-tune F1, NER
@@ -29,11 +29,6 @@ PICK_50 = {"`pick_50` on its own 50%-picked test": {"masking.p_pick": 0.5, "eval
            "`pick_50` on the default questions": {"masking.p_pick": 0.5, "eval_masking.p_pick": 0.15},
            "the default 15% training, default questions": {"stage": "pretrain", "masking.p_pick": 0.15, "causal": False,
                                                            "p_mask": 0.8}}  # fmt: skip
-
-
-def per_seed(s: Stat) -> str:
-    """'90.1 (88.2 to 92.0): 89.0 / 90.5 / 90.8': the figure, then each seed's in seed order."""
-    return f"{s}: {s.each_seed()}"
 
 
 class Masking:
@@ -62,7 +57,7 @@ class Masking:
                     self.data.stat("val/gap/acc", **self.where("pretrain", language, split)),
                     self.data.stat("val/acc", **self.where("full", language, split)),
                     self.data.stat("val/acc", **self.where("probe", language, split))]  # fmt: skip
-            rows.append([*self.rates(language, split), *map(per_seed, stat)])
+            rows.append([*self.rates(language, split), *(s.with_seeds() for s in stat)])
         return rows
 
     def ceilings(self, language: str) -> str:
@@ -108,8 +103,8 @@ class Masking:
     @staticmethod
     def pick_50_rows(default: Data) -> list[list]:
         """[cell, MLM accuracy, the exact ceiling of its questions, gap] of the default grid's 50% cells."""
-        return [[label, per_seed(default.stat("val/acc", **where)), default.stat("val/ceiling/acc", **where),
-                 per_seed(default.stat("val/gap/acc", **where))] for label, where in PICK_50.items()]  # fmt: skip
+        return [[label, default.stat("val/acc", **where).with_seeds(), default.stat("val/ceiling/acc", **where),
+                 default.stat("val/gap/acc", **where).with_seeds()] for label, where in PICK_50.items()]  # fmt: skip
 
     @staticmethod
     def pick_50_against_15(default: Data) -> Diff:

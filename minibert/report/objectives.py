@@ -40,11 +40,6 @@ def tuned(objective: str, regime: str = "full") -> dict:
     return {"objective": objective, "stage": "finetune", "regime": regime}
 
 
-def cell(s: Stat) -> str:
-    """'90.1 (88.2 to 92.0): 89.0 / 90.5 / 90.8'."""
-    return f"{s}: {s.each_seed()}"
-
-
 class Objectives:
     def __init__(self, data: Data):
         self.data = data
@@ -63,10 +58,10 @@ class Objectives:
         for label, o in NAMES.items():
             figures = [(name, self.pre(o, metric, category)) for name, metric, category in OWN[o]]
             own = [
-                f"{name} {cell(s) if i == 0 else s}" for i, (name, s) in enumerate(figures)
+                f"{name} {s.with_seeds() if i == 0 else s}" for i, (name, s) in enumerate(figures)
             ]  # each seed's: first only
-            rows.append([label, "; ".join(own), cell(self.ft(o, "frozen")), cell(self.ft(o, "full"))])
-        return [*rows, ["no pre-training", "", "", cell(self.data.stat("val/acc", **SCRATCH))]]
+            rows.append([label, "; ".join(own), self.ft(o, "frozen").with_seeds(), self.ft(o, "full").with_seeds()])
+        return [*rows, ["no pre-training", "", "", self.data.stat("val/acc", **SCRATCH).with_seeds()]]
 
     def chance(self, objective: str, regime: str) -> str:
         """Whether its fine-tuned accuracy's interval holds chance."""
@@ -88,9 +83,11 @@ class Objectives:
     def rows(self) -> list[list[str]]:
         """[pre-training, full fine-tuning, frozen [CLS], BERT-base's five figures] per objective, then no
         pre-training."""
-        full, frozen = ({o: cell(self.data.stat("val/acc", **tuned(o, r))) for o in LABELS} for r in ("full", "frozen"))
+        full, frozen = (
+            {o: self.data.stat("val/acc", **tuned(o, r)).with_seeds() for o in LABELS} for r in ("full", "frozen")
+        )
         rows = [[label, full[o], frozen[o], " / ".join(f"{x:.1f}" for x in TABLE_5[o])] for o, label in LABELS.items()]
-        return [*rows, ["no pre-training", cell(self.data.stat("val/acc", **SCRATCH)), "", ""]]
+        return [*rows, ["no pre-training", self.data.stat("val/acc", **SCRATCH).with_seeds(), "", ""]]
 
     def diff(self, a: str, b: str | None) -> Diff:
         """A's full fine-tuning minus B's (None: no pre-training), paired by seed."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 
 from minibert.report import stats
-from minibert.report.masking import per_seed
 from minibert.report.query import Data, Diff, Stat
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
@@ -55,7 +54,7 @@ class Probes:
     def cell(self, language: str, where: dict) -> str:
         if not self.data.experiments(language=language, metric="val/acc", **where):
             return "not run"
-        return per_seed(self.data.stat("val/acc", language=language, **where))
+        return self.data.stat("val/acc", language=language, **where).with_seeds()
 
     def header(self) -> list[str]:
         return ["features", *(f"{name}: grammaticality acc" for name in LANGUAGES.values())]

@@ -91,6 +91,10 @@ class Stat(_Interval):
         """'89.0 / 90.5 / 90.8': the figure on each seed, in seed order, in points."""
         return " / ".join(stats.number(v) for _, v in sorted(self.values.items()))
 
+    def with_seeds(self) -> str:
+        """'90.1 (88.2 to 92.0): 89.0 / 90.5 / 90.8': the figure, then each seed's in seed order."""
+        return f"{self}: {self.each_seed()}"
+
     def lowest(self) -> str:
         """The lowest seed's figure, in points."""
         return stats.number(min(self.values.values()))

@@ -186,9 +186,14 @@ class Renderer:
             raise QueryError(f"{path}: no such file")
         return len((self.root / path).read_text().splitlines())
 
+    @functools.cached_property
+    def _measured(self) -> dict[str, measurements.Measurement]:
+        """results/measurements.yaml, read once a render."""
+        return measurements.load(self.root)
+
     def measured(self, name: str) -> measurements.Measurement:
         """The entry `name` of results/measurements.yaml."""
-        found = measurements.load(self.root)
+        found = self._measured
         if name not in found:
             raise QueryError(f"{measurements.FILE}: no entry {name!r}")
         return found[name]
