@@ -53,7 +53,8 @@ class Measurement:
 
     def listed(self, key: str, digits: int = 0) -> str:
         """Every value of `key` as a sentence lists them: '187, 182 and 176'."""
-        shown = [number(v, 1, digits) for v in self.values[key]] if key in self.values else [self.shown(key)]
+        self.mean(key)  # one line naming the entry, where it has no such values
+        shown = [number(v, 1, digits) for v in self.values[key]]
         return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
     def shown_setting(self, key: str) -> str:
