@@ -3,8 +3,7 @@ from its table: each objective's own pre-training figures, frozen and full fine-
 comparisons the pages judge, and BERT-base's own Table 5 figures beside them.
 
 Example:
-    >>> t = Objectives(Data.load("results/objectives"))  # doctest: +SKIP
-    >>> t.published_gap("MaskedLM", "NextTokenLM")  # BERT: No NSP above LTR & No NSP on every task, by this range
+    >>> Objectives.published_gap("MaskedLM", "NextTokenLM")  # BERT-base: No NSP above LTR & No NSP, by this range
     (0.5, 10.1)
 """
 
