@@ -10,6 +10,8 @@ import statistics
 import pytest
 
 from minibert.ablation.grid import load_grid
+from minibert.report import measurements
+from tests.clirun import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -69,12 +71,12 @@ def test_breaking_the_recipe_breaks_what_the_write_up_says(default_grid):
     assert mean("break/pick_0", "val/acc") < 0.2
 
 
-# How far fine-tuning figures move between two machines of this project's kind for the same code: commit
-# 4903fc8 reproduced the kept figures on one 2-core x86_64 machine and, on another (2026-12-01), differed
-# from them by at most 0.60 points on an accuracy and 0.014 on a loss, all in `finetune/full`, whose 300
-# steps amplify float differences in the CPU's kernels. The tolerances sit above that; pre-training figures
-# stay exact.
-FINETUNE_ACC_TOLERANCE, FINETUNE_LOSS_TOLERANCE = 0.01, 0.02
+# How far fine-tuning figures move between two machines of this project's kind for the same code is measured in
+# results/measurements.yaml (`default_across_machines`: commit 4903fc8's figures on two 2-core x86_64 machines,
+# all in `finetune/full`, whose 300 steps amplify float differences in the CPU's kernels); its `bounds` are this
+# test's tolerances, set above those differences, in the entry's units (points of accuracy, nats of loss), and
+# the pages state them from there. Pre-training figures stay exact to float32.
+ACROSS_MACHINES = measurements.load(ROOT)["default_across_machines"]
 
 
 def test_default_grid_metrics_are_those_of_the_code_before_languages_became_plug_ins(default_grid, root):
@@ -90,9 +92,11 @@ def test_default_grid_metrics_are_those_of_the_code_before_languages_became_plug
     for row in expected:
         got = values[(row["experiment"], row["metric"])][int(row["seed"])]
         if not row["experiment"].startswith("finetune/"):
-            tolerance = 1e-6
+            tolerance = ACROSS_MACHINES.bound("pretraining")
+        elif row["metric"].endswith("loss"):
+            tolerance = ACROSS_MACHINES.bound("loss")
         else:
-            tolerance = FINETUNE_LOSS_TOLERANCE if row["metric"].endswith("loss") else FINETUNE_ACC_TOLERANCE
+            tolerance = ACROSS_MACHINES.bound("accuracy") / 100
         assert got == pytest.approx(float(row["value"]), abs=tolerance, nan_ok=True), row
 
 

@@ -39,9 +39,10 @@ AGREEMENT_WORDS = {"holds": "holds for", "reverses": "reverses for", "undecided 
                    "undecided on Dyck": "is undecided on Dyck for"}  # fmt: skip
 
 
-def _rates(ps: list[float]) -> str:
-    """'5%, 40%': masking rates in percent."""
-    return ", ".join(f"{stats.number(p, 100, 0)}%" for p in ps)
+def _rates(ps: list[float], last: str = ", ") -> str:
+    """'5%, 40%' (or '5% and 40%' with `last=" and "`): masking rates in percent."""
+    shown = [f"{stats.number(p, 100, 0)}%" for p in ps]
+    return last.join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else ", ".join(shown)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class ScalingDigest:
 
 @dataclass(frozen=True)
 class RateDigest:
+    rates: tuple[float, float]  # the least and largest 80/10/10 rate, on both languages
+    mask_only: str  # the mask-only rates: '15% and 40%'
     pairs_max_gap: float  # the largest 80/10/10 gap on bracket pairs
     pairs_against_15: str
     dyck_same: str
@@ -183,7 +186,10 @@ class Digest:
         at = {"p_mask": BASE_RECIPE.p_mask, "language": "dyck", "stage": "pretrain"}
         plateau = [page.data.stat("val/gap/acc", p_pick=p, **at).mean for p in [*dyck["same"], BASE_RECIPE.p_pick]]
         wettig = page.data.diff("val/gap/acc", dict(at, p_pick=0.4), dict(at, p_pick=BASE_RECIPE.p_pick))
-        return RateDigest(max(pairs["gaps"]), against, _rates(dyck["same"]), (min(plateau), max(plateau)),
+        rates = sorted({r.p_pick for lang in page.languages for r in page.recipes[lang]
+                        if r.p_mask == BASE_RECIPE.p_mask})  # fmt: skip
+        mask_only = sorted({r.p_pick for lang in page.languages for r in page.recipes[lang] if r.p_mask == 1})
+        return RateDigest((rates[0], rates[-1]), _rates(mask_only, " and "), max(pairs["gaps"]), against, _rates(dyck["same"]), (min(plateau), max(plateau)),
                           _rates(dyck["worse"]), _rates(dyck["better"]), wettig)  # fmt: skip
 
     @functools.cache  # noqa: B019

@@ -3,7 +3,9 @@
 
 Each entry: `what` was measured, its `unit`, `values` (name -> list of numbers, one per repetition), the
 `command` that measured it, the `date` and the `machine`; optionally the `settings` (name -> number) of the runs
-it measured where they varied, so that a page says them from the same record.
+it measured where they varied, so that a page says them from the same record; and `bounds` (name -> number,
+in the entry's unit), the most a test or benchmark that checks the figure allows, so that the page and the
+check state one promise from one place.
 
 Example:
     >>> m = Measurement("x", "a timing", "s", {"on": [2.0, 4.0]}, "bash b.sh", "2026-12-06", "2-core")
@@ -36,11 +38,22 @@ class Measurement:
     date: str
     machine: str
     settings: dict[str, float] | None = None
+    bounds: dict[str, float] | None = None  # the most the test or benchmark that checks it allows
 
     def setting(self, key: str) -> float:
         if not self.settings or key not in self.settings:
             raise QueryError(f"{FILE}: entry {self.name!r} records no setting {key!r}")
         return self.settings[key]
+
+    def bound(self, key: str) -> float:
+        """The most the check of `key` allows (a benchmark's wall-clock limit, a claim test's tolerance)."""
+        if not self.bounds or key not in self.bounds:
+            raise QueryError(f"{FILE}: entry {self.name!r} records no bound {key!r}")
+        return self.bounds[key]
+
+    def shown_bound(self, key: str) -> str:
+        """The bound `key` as a page shows it: '300', '0.02', '1e-6'."""
+        return format(self.bound(key), "g").replace("e-0", "e-")
 
     def mean(self, key: str) -> float:
         if key not in self.values:
@@ -88,12 +101,13 @@ def load(root: str | Path = ".") -> dict[str, Measurement]:
             isinstance(v, list) and v and all(isinstance(x, int | float) for x in v) for v in values.values()
         ):
             raise QueryError(f"{path}: entry {name!r}: values must map names to lists of numbers")
-        settings = entry.get("settings")
-        if settings is not None and not (isinstance(settings, dict) and all(
-                isinstance(v, int | float) for v in settings.values())):  # fmt: skip
-            raise QueryError(f"{path}: entry {name!r}: settings must map names to numbers")
+        settings, bounds = entry.get("settings"), entry.get("bounds")
+        for field, given in (("settings", settings), ("bounds", bounds)):
+            if given is not None and not (isinstance(given, dict) and all(
+                    isinstance(v, int | float) for v in given.values())):  # fmt: skip
+                raise QueryError(f"{path}: entry {name!r}: {field} must map names to numbers")
         date = entry["date"]
         out[name] = Measurement(name, str(entry["what"]).strip(), str(entry["unit"]), values, str(entry["command"]),
                                 date.isoformat() if isinstance(date, datetime.date) else str(date),
-                                str(entry["machine"]), settings)  # fmt: skip
+                                str(entry["machine"]), settings, bounds)  # fmt: skip
     return out

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import importlib
 import math
 import os
 import sys
@@ -96,6 +97,21 @@ GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "ma
                "objectives": objectives.Objectives}  # fmt: skip
 
 
+def code_constant(path: str):
+    """The module-level constant `path` of the minibert package (`minibert.training.budget.SAMPLES`): a setting
+    the code fixes, stated by a page from where it is defined."""
+    module, _, name = path.rpartition(".")
+    if not module.startswith("minibert."):
+        raise QueryError(f"{path}: a page quotes constants of the minibert package only")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise QueryError(f"{path}: no such constant in the minibert package") from None
+    if not isinstance(value, int | float | str):
+        raise QueryError(f"{path}: a {type(value).__name__}, not a number or a name a page can state")
+    return value
+
+
 def grid_dir(name: str) -> str:
     return "results" if name == "default" else f"results/{name}"
 
@@ -129,7 +145,7 @@ class Renderer:
                                 verdict=stats.verdict, comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, config=self.config, run=self.run, language=self.language,
-                                config_lines=self.config_lines, answer=self.answer,
+                                config_lines=self.config_lines, code=code_constant, answer=self.answer,
                                 dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
                                 digest=self.digest,
                                 writeup=self.writeup, finetune=self.finetune)  # fmt: skip

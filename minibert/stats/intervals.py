@@ -118,8 +118,8 @@ def _quantile(seed_var: float, seed_df: float, total: float) -> tuple[float, flo
     sqrt(t(seed_df)^2 seed_var + z^2 (total - seed_var)) / sqrt(total), between z and t(seed_df).
 
     Welch-Satterthwaite's df would take the df from the estimated seed variance itself, which makes the
-    interval too narrow exactly when that estimate is low: at 3 seeds it covers about 92.6% at nominal 95%
-    (tests/test_intervals.py). Each part at its own quantile covers 95% at either extreme and a little more
+    interval too narrow exactly when that estimate is low: at 3 seeds it covers as little as 92.6% at nominal
+    95% (benchmarks/welch_coverage.py). Each part at its own quantile covers 95% at either extreme and a little more
     in between. The df returned is the one whose t quantile this is.
     """
     if seed_var <= 0 or total <= 0 or math.isinf(seed_df):
