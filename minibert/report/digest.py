@@ -189,8 +189,9 @@ class Digest:
         rates = sorted({r.p_pick for lang in page.languages for r in page.recipes[lang]
                         if r.p_mask == BASE_RECIPE.p_mask})  # fmt: skip
         mask_only = sorted({r.p_pick for lang in page.languages for r in page.recipes[lang] if r.p_mask == 1})
-        return RateDigest((rates[0], rates[-1]), _rates(mask_only, " and "), max(pairs["gaps"]), against, _rates(dyck["same"]), (min(plateau), max(plateau)),
-                          _rates(dyck["worse"]), _rates(dyck["better"]), wettig)  # fmt: skip
+        return RateDigest((rates[0], rates[-1]), _rates(mask_only, " and "), max(pairs["gaps"]), against,
+                          _rates(dyck["same"]), (min(plateau), max(plateau)), _rates(dyck["worse"]),
+                          _rates(dyck["better"]), wettig)  # fmt: skip
 
     @functools.cache  # noqa: B019
     def structure(self) -> StructureDigest:
