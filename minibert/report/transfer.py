@@ -27,6 +27,10 @@ class Question:
     def cloze(self) -> bool:
         return self.a_experiment.startswith("pretrain/")
 
+    @property
+    def label(self) -> str:
+        return f"{'cloze' if self.cloze else 'fine-tuning'}: {self.a} vs {self.b}"
+
 
 QUESTIONS = (
     Question("MLM", "span masking", "val/gap/acc", "pretrain/mlm", "pretrain/span"),
@@ -46,11 +50,6 @@ class Row:
     question: Question
     dyck: object
     text: object
-
-    @property
-    def label(self) -> str:
-        q = self.question
-        return f"{'cloze' if q.cloze else 'fine-tuning'}: {q.a} vs {q.b}"
 
     @property
     def text_verdict(self) -> str:
@@ -78,13 +77,13 @@ class Transfer:
         for r in self.rows:
             d, t = r.dyck.diff, r.text.diff
             half = stats.number((t.interval.hi - t.interval.lo) / 2)
-            out.append([r.label, d.say(r.question.a, r.question.b), t, half, t.seeds, r.text_verdict, r.agreement])
+            out.append([r.question.label, d.say(r.question.a, r.question.b), t, half, t.seeds, r.text_verdict, r.agreement])
         return out
 
     @property
     def drawn(self) -> list[tuple]:
         """(label, text's Diff) per question, for the forest figure."""
-        return [(r.label, r.text.diff) for r in self.rows]
+        return [(r.question.label, r.text.diff) for r in self.rows]
 
     def by_agreement(self) -> dict[str, list[Row]]:
         """agreement -> its rows, in AGREEMENTS' order, only those that occur."""
