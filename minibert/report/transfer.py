@@ -75,9 +75,9 @@ class Transfer:
         verdict and the agreement."""
         out = []
         for r in self.rows:
-            d, t = r.dyck.diff, r.text.diff
+            q, d, t = r.question, r.dyck.diff, r.text.diff
             half = stats.number((t.interval.hi - t.interval.lo) / 2)
-            out.append([r.question.label, d.say(r.question.a, r.question.b), t, half, t.seeds, r.text_verdict, r.agreement])
+            out.append([q.label, d.say(q.a, q.b), t, half, t.seeds, r.text_verdict, r.agreement])
         return out
 
     @property
