@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from minibert.report import table
-from minibert.report.comparison import Design, Pair, as_diff, judge
+from minibert.report.comparison import ComparisonError, Design, Pair, as_diff, judge
 from minibert.report.comparison import table as table_lines
 from minibert.report.query import Data
 from minibert.stats.betting import decide, first_bound, stops
@@ -150,6 +150,37 @@ def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_th
                  {"x/a vs x/b: val/gap/acc": 20})  # fmt: skip
     assert g.verdict.verdict in ("B better", "undecided (cap)") and g.diffs[0] < 0  # a gap's range is twice as wide
     assert Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20).range(g.pair) == (-2.0, 2.0)
+
+
+def test_two_gaps_on_the_same_questions_differ_by_their_accuracies_so_the_design_bets_on_half_the_range(tmp_path):
+    """Arms of one seed grading one set of questions share its ceiling: A - B of their gaps is B's accuracy minus
+    A's, within [-1, 1]. A design that says so before its first seed decides sooner, from the same seeds; a
+    seed whose ceilings differ is refused in one line; a record made without it keeps the wider range, and
+    continuing it under the narrower one is refused."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    ceiling = {s: 0.9 + 0.02 * rng.random() for s in range(40)}
+    accuracy = {"x/a": {s: ceiling[s] - 0.15 - 0.02 * rng.random() for s in range(40)},
+                "x/b": {s: ceiling[s] - 0.45 - 0.02 * rng.random() for s in range(40)}}  # fmt: skip
+    rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": s, "metric": m,
+             "category": "", "value": v, "n": 1000, "run": "", "code": ""}
+            for e, acc in accuracy.items() for s in range(40)
+            for m, v in (("val/acc", acc[s]), ("val/gap/acc", ceiling[s] - acc[s]),
+                         ("val/ceiling/acc", ceiling[s]))]  # fmt: skip
+    data, pair = Data(pd.DataFrame(rows)), Pair("x/a", "x/b", "val/gap/acc")
+    wide, narrow = Design([pair], 0.01, 40), Design([pair], 0.01, 40, same_questions=True)
+    assert (wide.range(pair), narrow.range(pair)) == ((-2.0, 2.0), (-1.0, 1.0))
+    (w,), (n,) = (judge(data, d, {pair.label: 40}) for d in (wide, narrow))
+    assert w.diffs == n.diffs and all(d == pytest.approx(accuracy["x/a"][s] - accuracy["x/b"][s])
+                                      for s, d in enumerate(n.diffs))  # fmt: skip
+    assert n.verdict.verdict == w.verdict.verdict == "A better" and n.verdict.look < w.verdict.look / 1.5
+    assert Design.from_json(wide.to_json()).range(pair) == (-2.0, 2.0)  # a record keeps the range it was made with
+    assert "same_questions was False" in narrow.same_question(Design.from_json(wide.to_json()))
+    moved = pd.DataFrame(rows)
+    moved.loc[(moved.experiment == "x/b") & (moved.metric == "val/ceiling/acc") & (moved.seed == 5), "value"] = 0.5
+    with pytest.raises(ComparisonError, match="at seed 5 the arms' ceilings .* are 0.9.* and 0.5"):
+        judge(Data(moved), narrow, {pair.label: 40})
 
 
 def test_every_seed_counts_at_its_value_and_failures_are_counted_per_arm(tmp_path):
@@ -487,7 +518,10 @@ def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_m
     (tmp_path / "alias.py").write_text(
         "from minibert.objectives import MaskedLM\n\n\nclass Alias(MaskedLM):\n    pass\n"
     )
-    dyck = ["configs/pretrain.yaml", "configs/languages/dyck.yaml", "configs/recipes/dyck-pretrain.yaml"]
+    small = {"data": {"val_size": 500}, "pair_eval": {"per_cell": 20, "probe_per_cell": 40}}
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))  # fewer questions: a tie is a tie on any number
+    dyck = ["configs/pretrain.yaml", "configs/languages/dyck.yaml", "configs/recipes/dyck-pretrain.yaml",
+            str(tmp_path / "small.yaml")]  # fmt: skip
     spec = tmp_path / "yardsticks.yaml"
     spec.write_text(yaml.safe_dump({"languages": {"dyck": {
         "pretrain": dyck, "finetune": ["configs/finetune.yaml"], "flops": 3.0e10, "metric": "val/acc",

@@ -90,6 +90,7 @@ class Design:
     bounds: tuple[float, float] | None = None  # what one arm's figure can be, for a metric that does not say
     sequence: str = SEQUENCE  # the confidence sequence the verdicts stop on
     earlier: str = ""  # the sequence a record was first judged by, when it was another (see `from_json`)
+    same_questions: bool = False  # each seed's arms grade one set of questions, so two gaps share a ceiling (`range`)
 
     def alpha_for(self, pair: Pair) -> float:
         """alpha / K, K the pairs of `pair`'s family."""
@@ -105,7 +106,12 @@ class Design:
         return lo, hi
 
     def range(self, pair: Pair) -> tuple[float, float]:
-        """What A - B can be on one seed."""
+        """What A - B can be on one seed. Two gaps graded on the same questions share their ceiling, so A - B is
+        B's accuracy minus A's, within [-1, 1] rather than the [-2, 2] of two gaps with ceilings of their own:
+        the sequence then bets twice the stake on each seed. A design says so before its first seed
+        (`same_questions`), and `judge` checks the two ceilings on every seed."""
+        if self.same_questions and _is_gap(pair.metric):
+            return (-1.0, 1.0)
         lo, hi = self.values(pair)
         return (lo - hi, hi - lo)
 
@@ -133,7 +139,7 @@ class Design:
         is said in the printed unit (`scale` 100 for points)."""
         if not math.isclose(self.margin, other.margin):
             return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
-        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence"):
+        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence", "same_questions"):
             if getattr(self, name) != getattr(other, name):
                 return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
         if self.cap < other.cap:
@@ -157,8 +163,9 @@ class Design:
         if sequence is None:
             earlier = f"the safe t-test, g = {d.get('prior_variance', 2.0):g}"
         bounds = tuple(d["bounds"]) if d.get("bounds") is not None else None
+        same = bool(d.get("same_questions", False))  # a record made before designs said so keeps the wider range
         return cls(pairs, d["margin"], d["cap"], d["alpha"], d["first_seed"], d.get("command", ""),
-                   list(d.get("extended_from", [])), bounds, SEQUENCE, earlier)  # fmt: skip
+                   list(d.get("extended_from", [])), bounds, SEQUENCE, earlier, same)  # fmt: skip
 
 
 @dataclass
@@ -221,6 +228,8 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             failed = ([False] * len(diffs), [False] * len(diffs))
             means = None
         else:
+            if design.same_questions and _is_gap(pair.metric):
+                _check_shared_ceiling(data, pair, design.seeds(n))
             diffs, failed, means = _differences(data, pair, design.seeds(n), design.values(pair))
         own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
@@ -242,6 +251,27 @@ def seeds_needed(design: Design, judged: Judged) -> tuple[int, float, float, int
     limit = max(200, 2 * design.cap)
     need = betting.seeds_to_decide(x, design.margin, judged.alpha, design.range(judged.pair), judged.widen, limit=limit)
     return len(x), mean, sd, need
+
+
+def _is_gap(metric: str) -> bool:
+    key = accuracies.parse(metric)
+    return key is not None and key.role == "gap"
+
+
+def _check_shared_ceiling(data, pair: Pair, seeds: list[int]) -> None:
+    """ComparisonError, in one line, unless A and B logged one ceiling on every seed where both have a gap: the
+    condition under which a design that grades the same questions narrows A - B of two gaps to [-1, 1]."""
+    ceiling = accuracies.parse(pair.metric).key("ceiling")
+    gaps = [values(data, arm, pair.metric) for arm in (pair.a, pair.b)]
+    ceilings = [values(data, arm, ceiling) for arm in (pair.a, pair.b)]
+    for s in seeds:
+        if s not in gaps[0] or s not in gaps[1]:
+            continue
+        a, b = (c.get(s, math.nan) for c in ceilings)
+        if not abs(a - b) <= 1e-9:
+            raise ComparisonError(f"{pair.label}: at seed {s} the arms' ceilings ({ceiling}) are {a:g} and {b:g}, so "
+                                  "they did not grade the same questions and the gap difference is not bounded by "
+                                  "[-1, 1]: compare their accuracies instead")  # fmt: skip
 
 
 def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float, float]:
