@@ -621,3 +621,38 @@ def test_a_comparisons_own_grid_page_is_titled_by_its_folder_not_grid_grid(tmp_p
     out.mkdir(parents=True)
     assert title(out, SimpleNamespace(path=str(out / "grid.yaml"))) == "comparison compare/HalfMasked-pairs-dyck"
     assert title(out, SimpleNamespace(path="configs/ablations/dyck.yaml")) == "dyck grid"
+
+
+def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on_the_same_seeds(tmp_path):
+    """A claim 'x/b's accuracy below x/a's', where a comparison recorded x/a against x/b on the gap: the claim
+    reads the record's sequence (here undecided at 4 seeds, as no valid sequence decides before 7), although a
+    fixed-sample interval over the same seeds would say it holds; with the arms' ceilings apart, the gap is
+    another question and the claim is judged on its own seeds."""
+    import pandas as pd
+
+    from minibert.ablation.grid import Claim, MetricRef
+    from minibert.report import grid_report
+
+    def rows(b_ceiling: float) -> list[dict]:
+        figures = {"x/a": lambda s: (0.80 + 0.002 * s, 0.9), "x/b": lambda s: (0.60 - 0.002 * s, b_ceiling)}
+        out = []
+        for s in range(4):
+            for e, (acc, ceiling) in ((e, f(s)) for e, f in figures.items()):
+                for m, v in (("val/acc", acc), ("val/ceiling/acc", ceiling), ("val/gap/acc", ceiling - acc)):
+                    out.append({"grid": "g", "experiment": e, "stage": "pretrain", "seed": s, "val_seed": s,
+                                "metric": m, "category": "", "value": v, "n": 1000, "run": "", "code": ""})  # fmt: skip
+        return out
+
+    pair = Pair("x/a", "x/b", "val/gap/acc")
+    (tmp_path / "comparisons").mkdir()
+    design = Design([pair], 0.01, 20).to_json()  # a record made before designs said whether the questions are shared
+    (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design, "looks": {pair.label: 4}}))
+    claim = Claim("b below a", lower=MetricRef("x/b", "val/acc"), higher=MetricRef("x/a", "val/acc"))
+    shared = Data(pd.DataFrame(rows(0.9)), out=str(tmp_path))
+    answer = grid_report.claim_answer(claim, shared, tmp_path)
+    assert answer.verdict == "undecided" and "`comparisons/c`; sequential, on the gap" in answer.text
+    assert answer.diff.interval.mean == pytest.approx(0.206) and answer.seeds == "4"
+    alone = grid_report.claim_answer(claim, Data(pd.DataFrame(rows(0.9))))  # no record to read: an interval
+    assert alone.verdict == "holds" and "sequential" not in alone.text
+    apart = Data(pd.DataFrame(rows(0.7)), out=str(tmp_path))
+    assert grid_report.claim_answer(claim, apart, tmp_path).verdict == "holds"  # the record is not its question

@@ -258,9 +258,9 @@ def _is_gap(metric: str) -> bool:
     return key is not None and key.role == "gap"
 
 
-def _check_shared_ceiling(data, pair: Pair, seeds: list[int]) -> None:
-    """ComparisonError, in one line, unless A and B logged one ceiling on every seed where both have a gap: the
-    condition under which a design that grades the same questions narrows A - B of two gaps to [-1, 1]."""
+def unshared_ceiling(data, pair: Pair, seeds: list[int]) -> str | None:
+    """Why A and B of a gap pair did not grade the same questions (a seed where both have a gap and their
+    ceilings differ), or None when they logged one ceiling on every such seed."""
     ceiling = accuracies.parse(pair.metric).key("ceiling")
     gaps = [values(data, arm, pair.metric) for arm in (pair.a, pair.b)]
     ceilings = [values(data, arm, ceiling) for arm in (pair.a, pair.b)]
@@ -269,9 +269,16 @@ def _check_shared_ceiling(data, pair: Pair, seeds: list[int]) -> None:
             continue
         a, b = (c.get(s, math.nan) for c in ceilings)
         if not abs(a - b) <= 1e-9:
-            raise ComparisonError(f"{pair.label}: at seed {s} the arms' ceilings ({ceiling}) are {a:g} and {b:g}, so "
-                                  "they did not grade the same questions and the gap difference is not bounded by "
-                                  "[-1, 1]: compare their accuracies instead")  # fmt: skip
+            return f"at seed {s} the arms' ceilings ({ceiling}) are {a:g} and {b:g}"
+    return None
+
+
+def _check_shared_ceiling(data, pair: Pair, seeds: list[int]) -> None:
+    """ComparisonError, in one line, unless A and B logged one ceiling on every seed where both have a gap: the
+    condition under which a design that grades the same questions narrows A - B of two gaps to [-1, 1]."""
+    if why := unshared_ceiling(data, pair, seeds):
+        raise ComparisonError(f"{pair.label}: {why}, so they did not grade the same questions and the gap "
+                              "difference is not bounded by [-1, 1]: compare their accuracies instead")  # fmt: skip
 
 
 def _shared_set(data, pair: Pair, alpha: float, seeds: set[int]) -> tuple[float, float]:

@@ -50,10 +50,15 @@ class Answer:
     decided: bool | None = None  # for the figure, where the verdict is not the page's (a sequential comparison)
 
 
-def claim_answer(claim: Claim, data: Data) -> Answer:
+def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
     value's interval against its bounds, each bound a test of value - bound (or bound - value) in the table's
-    family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family)."""
+    family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family).
+    A pair claim whose two experiments a comparison recorded in `out/comparisons/` holds on the same metric is
+    judged by that record's sequence instead, over the seeds it ran: never a second, fixed-sample verdict on
+    the same seeds."""
+    if claim.value is None and out is not None and (found := recorded_claim(claim, data, out)):
+        return found
     if claim.value is not None:
         metric, category = table.split(claim.value.metric)
         s = data.stat(metric, category, experiment=claim.value.experiment)
@@ -76,6 +81,37 @@ def claim_answer(claim: Claim, data: Data) -> Answer:
              data.family)  # fmt: skip
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
     return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
+
+
+def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
+    """The pair claim judged by the comparison recorded in `out/comparisons/` that holds its two experiments on
+    its metric, or on that accuracy's gap where the two graded the same questions on every seed (their ceilings
+    equal, so one gap minus the other is minus the accuracies' difference), either way round; None where no
+    record holds it. Holds when the sequence at the last look puts higher − lower above zero, fails below."""
+    metric, key = claim.higher.metric, accuracies.parse(claim.higher.metric)
+    if claim.lower.metric != metric:
+        return None
+    gap = key.key("gap") if key is not None and key.role == "acc" else None
+    arms = {claim.higher.experiment, claim.lower.experiment}
+    for path in sorted((out / "comparisons").glob("*.json")):
+        for j in comparison.recorded(out, path.stem, data).judged:
+            if {j.pair.a, j.pair.b} != arms or j.pair.metric not in (metric, gap):
+                continue
+            via_gap = j.pair.metric != metric
+            if via_gap and comparison.unshared_ceiling(data, j.pair, data.seeds(experiment=j.pair.a)):
+                continue
+            d = comparison.as_diff(data, j)  # A - B as measured, its interval the sequence's
+            if d is None:
+                continue
+            iv = d.interval
+            if (j.pair.a != claim.higher.experiment) != via_gap:  # to higher − lower, on the claim's metric
+                d = Diff(d.b, d.a, Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df), d.lower_is_better)
+            iv = d.interval
+            verdict = "holds" if iv.lo > 0 else "fails" if iv.hi < 0 else "undecided"
+            on = f"; sequential{', on the gap' if via_gap else ''}"
+            return Answer(f"{claim.text} (`comparisons/{path.stem}`{on})", f"{d} (claimed > 0)", str(j.looks), verdict,
+                          d, verdict != "undecided")  # fmt: skip
+    return None
 
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
@@ -235,11 +271,11 @@ def claims_of(grid: Grid, data: Data) -> list[Claim]:
     return [c for c in grid.claims if c.experiments() <= set(data.experiments())]
 
 
-def collect(grid: Grid, data: Data) -> None:
+def collect(grid: Grid, data: Data, out: Path) -> None:
     """Ask the grid's claims of its table, so that their verdicts join its family (stats.Family) before it is
-    frozen."""
+    frozen; those a comparison recorded in `out/comparisons/` judges join none."""
     for claim in claims_of(grid, data):
-        claim_answer(claim, data)
+        claim_answer(claim, data, out)
 
 
 def title(out: Path, grid: Grid) -> str:
@@ -260,9 +296,9 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     out = Path(out)
     data = Data.load(out) if data is None else data
     if not data.family.frozen:  # alone (not in a build of every page): the grid's own claims are its family
-        collect(grid, data)
+        collect(grid, data, out)
         data.family.freeze()
-    answers = [claim_answer(c, data) for c in claims_of(grid, data)] + compare_answers(out, data)
+    answers = [claim_answer(c, data, out) for c in claims_of(grid, data)] + compare_answers(out, data)
     drawn = {}
     if shown := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
         drawn["claims.png"] = (figures.forest, shown, "the grid's comparisons, paired by seed")

@@ -359,7 +359,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
             _ = data.curves, data.provenance  # and the narrow tables beside it, read (once) and checked here
         grids = [(out, grid_report.grid_of(out, root)) for out in outs]
         for out, grid in grids:
-            grid_report.collect(grid, renderer.data(out))
+            grid_report.collect(grid, renderer.data(out), Path(out))
         for template in templates:
             renderer.ask(template)
     except (QueryError, TableError, GridError, jinja2.TemplateError, stats.LateQuestion) as err:
