@@ -54,7 +54,7 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
     value's interval against its bounds, each bound a test of value - bound (or bound - value) in the table's
     family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family).
-    A pair claim whose two experiments a comparison recorded in `out/comparisons/` holds on the same metric is
+    A pair claim whose two experiments a comparison recorded in `out/comparisons/` holds (`recorded_claim`) is
     judged by that record's sequence instead, over the seeds it ran: never a second, fixed-sample verdict on
     the same seeds."""
     if claim.value is None and out is not None and (found := recorded_claim(claim, data, out)):
