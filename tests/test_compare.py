@@ -176,11 +176,23 @@ def test_two_gaps_on_the_same_questions_differ_by_their_accuracies_so_the_design
                                       for s, d in enumerate(n.diffs))  # fmt: skip
     assert n.verdict.verdict == w.verdict.verdict == "A better" and n.verdict.look < w.verdict.look / 1.5
     assert Design.from_json(wide.to_json()).range(pair) == (-2.0, 2.0)  # a record keeps the range it was made with
-    assert "same_questions was False" in narrow.same_question(Design.from_json(wide.to_json()))
+    assert "range of a seed's difference was [-2.0, 2.0], now [-1.0, 1.0]" in narrow.same_question(
+        Design.from_json(wide.to_json())
+    )
+    assert narrow.same_question(Design.from_json(narrow.to_json())) is None  # a record keeps the narrower one too
+    accuracy = Pair("x/a", "x/b", "val/acc")  # on an accuracy the flag changes nothing, so a record continues
+    assert Design([accuracy], 0.01, 40, same_questions=True).same_question(Design([accuracy], 0.01, 20)) is None
     moved = pd.DataFrame(rows)
     moved.loc[(moved.experiment == "x/b") & (moved.metric == "val/ceiling/acc") & (moved.seed == 5), "value"] = 0.5
     with pytest.raises(ComparisonError, match="at seed 5 the arms' ceilings .* are 0.9.* and 0.5"):
         judge(Data(moved), narrow, {pair.label: 40})
+    # a run with no figure counts at its arm's worst; against a gap below zero (a model may beat the expected
+    # ceiling on a finite sample) that would pass the narrowed range, so the difference stops at its edge
+    beaten = pd.DataFrame(rows)
+    beaten.loc[(beaten.experiment == "x/a") & (beaten.metric == "val/gap/acc") & (beaten.seed == 0), "value"] = -0.01
+    beaten = beaten[~((beaten.experiment == "x/b") & (beaten.seed == 0))]
+    (j,) = judge(Data(beaten), narrow, {pair.label: 40})
+    assert j.diffs[0] == 1.0 and j.failures.b == 1  # A's gap -0.01 against B's worst, 1: +1.01, at the edge
 
 
 def test_every_seed_counts_at_its_value_and_failures_are_counted_per_arm(tmp_path):
@@ -643,16 +655,22 @@ def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on
                                 "metric": m, "category": "", "value": v, "n": 1000, "run": "", "code": ""})  # fmt: skip
         return out
 
-    pair = Pair("x/a", "x/b", "val/gap/acc")
-    (tmp_path / "comparisons").mkdir()
-    design = Design([pair], 0.01, 20).to_json()  # a record made before designs said whether the questions are shared
-    (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design, "looks": {pair.label: 4}}))
     claim = Claim("b below a", lower=MetricRef("x/b", "val/acc"), higher=MetricRef("x/a", "val/acc"))
     shared = Data(pd.DataFrame(rows(0.9)), out=str(tmp_path))
-    answer = grid_report.claim_answer(claim, shared, tmp_path)
-    assert answer.verdict == "undecided" and "`comparisons/c`; sequential, on the gap" in answer.text
-    assert answer.diff.interval.mean == pytest.approx(0.206) and answer.seeds == "4"
+    (tmp_path / "comparisons").mkdir()
+    for a, b, metric in (("x/a", "x/b", "val/gap/acc"), ("x/b", "x/a", "val/gap/acc"), ("x/b", "x/a", "val/acc")):
+        pair = Pair(a, b, metric)  # recorded either way round, on the gap or on the claim's own metric
+        design = Design([pair], 0.01, 20).to_json()  # made before designs said whether the questions are shared
+        (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design, "looks": {pair.label: 4}}))
+        answer = grid_report.claim_answer(claim, shared, tmp_path)
+        assert answer.verdict == "undecided" and "`comparisons/c`; sequential" in answer.text, (pair, answer.text)
+        d = answer.diff  # higher − lower on the claim's side, drawn on the side where the claim holds
+        assert d.interval.mean == pytest.approx(0.206) and d.favour.mean > 0 and answer.seeds == "4", pair
     alone = grid_report.claim_answer(claim, Data(pd.DataFrame(rows(0.9))))  # no record to read: an interval
     assert alone.verdict == "holds" and "sequential" not in alone.text
+    design = Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20).to_json()
+    (tmp_path / "comparisons" / "c.json").write_text(
+        json.dumps({"design": design, "looks": {"x/a vs x/b: val/gap/acc": 4}})
+    )
     apart = Data(pd.DataFrame(rows(0.7)), out=str(tmp_path))
     assert grid_report.claim_answer(claim, apart, tmp_path).verdict == "holds"  # the record is not its question

@@ -56,7 +56,8 @@ def test_every_committed_entry_loads_and_the_bounds_the_checks_read_exist():
 
 def test_a_page_states_a_package_constant_and_nothing_else():
     assert code_constant("minibert.training.budget.SAMPLES") == SAMPLES
-    for path, fragment in [("os.sep", "constants of the minibert package only"),
+    for path, fragment in [("os.sep", "public constants only"),
+                           ("minibert.training.budget.__file__", "public constants only"),
                            ("minibert.training.budget.NO_SUCH", "no such constant"),
                            ("minibert.training.budget.Budget", "not a number or a name")]:  # fmt: skip
         with pytest.raises(QueryError, match=fragment):

@@ -30,6 +30,7 @@ from minibert.report.comparison import (
     ComparisonError,
     Design,
     Pair,
+    is_gap,
     is_proportion,
     judge,
     load_record,
@@ -118,10 +119,10 @@ def _prepare(request: Request, out: Path) -> _Comparison:
     if request.bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
         raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a design "
                               "does not narrow")  # fmt: skip
-    # seed s gives every arm the validation set of seed s, so a gap's ceiling is shared (checked on every seed)
+    # seed s gives every arm the validation set of seed s, so two gaps share its ceiling (checked on every seed)
     design = Design(pairs, request.margin / scale, request.max_seeds, first_seed=request.first_seed,
                     command=request.command, bounds=tuple(request.bounds) if request.bounds else None,
-                    same_questions=True)  # fmt: skip
+                    same_questions=any(is_gap(p.metric) for p in pairs))  # fmt: skip
     if request.max_seeds < (first := design.first_look(pairs)):
         raise ComparisonError(f"--max-seeds={request.max_seeds}: these {len(pairs)} pair(s) can be decided no sooner "
                               f"than after {first} seeds; give at least that")  # fmt: skip

@@ -110,7 +110,7 @@ class Design:
         B's accuracy minus A's, within [-1, 1] rather than the [-2, 2] of two gaps with ceilings of their own:
         the sequence then bets twice the stake on each seed. A design says so before its first seed
         (`same_questions`), and `judge` checks the two ceilings on every seed."""
-        if self.same_questions and _is_gap(pair.metric):
+        if self.same_questions and is_gap(pair.metric):
             return (-1.0, 1.0)
         lo, hi = self.values(pair)
         return (lo - hi, hi - lo)
@@ -139,9 +139,12 @@ class Design:
         is said in the printed unit (`scale` 100 for points)."""
         if not math.isclose(self.margin, other.margin):
             return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
-        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence", "same_questions"):
+        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence"):
             if getattr(self, name) != getattr(other, name):
                 return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
+        ranges = [(other.range(p), self.range(p)) for p in self.pairs]  # `same_questions` matters on gaps only
+        if before_now := next(((b, n) for b, n in ranges if b != n), None):
+            return f"its range of a seed's difference was {list(before_now[0])}, now {list(before_now[1])}"
         if self.cap < other.cap:
             return f"its cap was {other.cap} seeds; a comparison may be extended, never cut (now {self.cap})"
         return None
@@ -228,9 +231,11 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             failed = ([False] * len(diffs), [False] * len(diffs))
             means = None
         else:
-            if design.same_questions and _is_gap(pair.metric):
+            if design.same_questions and is_gap(pair.metric):
                 _check_shared_ceiling(data, pair, design.seeds(n))
             diffs, failed, means = _differences(data, pair, design.seeds(n), design.values(pair))
+            lo, hi = bounds  # a run with no figure counts at its arm's worst, which the narrowed range may pass
+            diffs = [min(max(d, lo), hi) for d in diffs]
         own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
         verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
@@ -253,7 +258,8 @@ def seeds_needed(design: Design, judged: Judged) -> tuple[int, float, float, int
     return len(x), mean, sd, need
 
 
-def _is_gap(metric: str) -> bool:
+def is_gap(metric: str) -> bool:
+    """A gap to the ceiling (`val/<prefix>gap/acc[_<category>]`)."""
     key = accuracies.parse(metric)
     return key is not None and key.role == "gap"
 

@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from minibert.ablation.grid import Grid
 from minibert.report import stats
 from minibert.report.grid_report import Answer, claim_answer, claims_of
@@ -49,7 +51,8 @@ class Finetune:
 
     def claims(self) -> list[Answer]:
         """The grid's claims on fine-tuning, each as the grid's report judges it (its family held together)."""
-        return [claim_answer(c, self.data) for c in claims_of(self.grid, self.data)
+        out = Path(self.data.out) if self.data.out else None  # where a recorded comparison would judge one
+        return [claim_answer(c, self.data, out) for c in claims_of(self.grid, self.data)
                 if all(e.startswith("finetune/") for e in c.experiments())]  # fmt: skip
 
     def full_against(self, regime: str) -> tuple[Diff, int, int]:

@@ -105,8 +105,9 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
                 continue
             iv = d.interval
             if (j.pair.a != claim.higher.experiment) != via_gap:  # to higher − lower, on the claim's metric
-                d = Diff(d.b, d.a, Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df), d.lower_is_better)
-            iv = d.interval
+                iv = Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+            high, low = (data.stat(*table.split(metric), experiment=r.experiment) for r in (claim.higher, claim.lower))
+            d = Diff(high, low, iv, False)  # > 0: the claim's side, as a fixed-sample claim reads
             verdict = "holds" if iv.lo > 0 else "fails" if iv.hi < 0 else "undecided"
             on = f"; sequential{', on the gap' if via_gap else ''}"
             return Answer(f"{claim.text} (`comparisons/{path.stem}`{on})", f"{d} (claimed > 0)", str(j.looks), verdict,

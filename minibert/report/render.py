@@ -101,13 +101,13 @@ def code_constant(path: str):
     """The module-level constant `path` of the minibert package (`minibert.training.budget.SAMPLES`): a setting
     the code fixes, stated by a page from where it is defined."""
     module, _, name = path.rpartition(".")
-    if not module.startswith("minibert."):
-        raise QueryError(f"{path}: a page quotes constants of the minibert package only")
+    if not module.startswith("minibert.") or name.startswith("_"):
+        raise QueryError(f"{path}: a page quotes the minibert package's public constants only")
     try:
         value = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         raise QueryError(f"{path}: no such constant in the minibert package") from None
-    if not isinstance(value, int | float | str):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise QueryError(f"{path}: a {type(value).__name__}, not a number or a name a page can state")
     return value
 
