@@ -69,12 +69,20 @@ def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
     return {k: v for key, sub in tree.items() for k, v in _flat(sub, f"{prefix}{key}.").items()}
 
 
-def settings(configs: tuple[str, ...], overrides: dict[str, Any], root: Path) -> dict[str, Any]:
-    """Dotted key -> value of the merged configs and overrides (the settings LightningCLI reads, before
-    defaults), without the ones that only say how a run is logged."""
+@functools.lru_cache(maxsize=256)
+def merged(configs: tuple[str, ...], root: Path) -> dict:
+    """The configs under `root` merged in order as LightningCLI merges a stack of `-c` files: a mapping key by
+    key, anything else the last that sets it. Shared between callers: copy before changing it."""
     tree: dict = {}
     for config in configs:
         _merge(tree, copy.deepcopy(_yaml(str(root / config))))
+    return tree
+
+
+def settings(configs: tuple[str, ...], overrides: dict[str, Any], root: Path) -> dict[str, Any]:
+    """Dotted key -> value of the merged configs and overrides (the settings LightningCLI reads, before
+    defaults), without the ones that only say how a run is logged."""
+    tree = copy.deepcopy(merged(tuple(configs), root))
     for key, value in overrides.items():  # `a.b.c: v` as {a: {b: {c: v}}}, so a mapping is flattened too
         for part in reversed(key.split(".")):
             value = {part: value}

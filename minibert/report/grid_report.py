@@ -8,6 +8,7 @@ per experiment, then each experiment's categories behind a toggle (in Markdown: 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -83,6 +84,18 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
     return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
 
 
+def records(out: Path, data: Data) -> list[tuple[str, comparison.Recorded]]:
+    """(name, record judged on `data`) of every comparison recorded in `out/comparisons/`, judged once for all
+    the claims and rows of a render that read it (again when a record's text changes)."""
+    paths = sorted((out / "comparisons").glob("*.json"))
+    return _judged(out, data, tuple((p.stem, p.read_bytes()) for p in paths))
+
+
+@functools.lru_cache(maxsize=64)
+def _judged(out: Path, data: Data, texts: tuple[tuple[str, bytes], ...]) -> list[tuple[str, comparison.Recorded]]:
+    return [(name, comparison.recorded(out, name, data)) for name, _ in texts]
+
+
 def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
     """The pair claim judged by the comparison recorded in `out/comparisons/` that holds its two experiments on
     its metric, or on that accuracy's gap where the two graded the same questions on every seed (their ceilings
@@ -93,8 +106,8 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
         return None
     gap = key.key("gap") if key is not None and key.role == "acc" else None
     arms = {claim.higher.experiment, claim.lower.experiment}
-    for path in sorted((out / "comparisons").glob("*.json")):
-        for j in comparison.recorded(out, path.stem, data).judged:
+    for name, record in records(out, data):
+        for j in record.judged:
             if {j.pair.a, j.pair.b} != arms or j.pair.metric not in (metric, gap):
                 continue
             via_gap = j.pair.metric != metric
@@ -110,7 +123,7 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
             d = Diff(high, low, iv, False)  # > 0: the claim's side, as a fixed-sample claim reads
             verdict = "holds" if iv.lo > 0 else "fails" if iv.hi < 0 else "undecided"
             on = f"; sequential{', on the gap' if via_gap else ''}"
-            return Answer(f"{claim.text} (`comparisons/{path.stem}`{on})", f"{d} (claimed > 0)", str(j.looks), verdict,
+            return Answer(f"{claim.text} (`comparisons/{name}`{on})", f"{d} (claimed > 0)", str(j.looks), verdict,
                           d, verdict != "undecided")  # fmt: skip
     return None
 
@@ -120,8 +133,8 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     table by its own sequential rule (minibert.report.comparison.judge) over the seeds it ran: the figure is
     the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
     answers = []
-    for path in sorted((out / "comparisons").glob("*.json")):
-        design, judged = (r := comparison.recorded(out, path.stem, data)).design, r.judged
+    for name, r in records(out, data):
+        design, judged = r.design, r.judged
         for j in judged:
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
             d = comparison.as_diff(data, j)
@@ -129,7 +142,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
                 continue
             when = {"sign decided": f"; decided after {j.verdict.look} seeds", "interval inside ±m":
                     f"; inside the margin after {j.verdict.look} seeds"}.get(j.verdict.reason, "")  # fmt: skip
-            label = (f"{a} vs {b}: {j.pair.metric} (`comparisons/{path.stem}`; sequential, {len(design.pairs)} "
+            label = (f"{a} vs {b}: {j.pair.metric} (`comparisons/{name}`; sequential, {len(design.pairs)} "
                      f"pair(s){when})")  # fmt: skip
             answers.append(
                 Answer(

@@ -12,11 +12,9 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-import yaml
-
+from minibert.report import axes
 from minibert.report.query import QueryError
 from minibert.report.stats import number, rate
 
@@ -35,36 +33,19 @@ LANGUAGE = "model.init_args.objective.init_args.language.init_args"
 
 def setting(root: str | Path, stack: str | list[str], key: str):
     """The setting `key` (dotted: `trainer.max_steps`; a list's item by its index: `trainer.callbacks.0`) of the
-    config `stack` under `root` (a path, or several merged in order as LightningCLI merges them: a mapping key by
-    key, anything else the last that sets it)."""
-    paths = [stack] if isinstance(stack, str) else list(stack)
-    found = [value for path in paths if (value := _lookup(_yaml(Path(root) / path), key)) is not _MISSING]
-    if not found:
-        raise QueryError(f"{', '.join(paths)}: no setting {key!r}")
-    merged = found[0]
-    for value in found[1:]:
-        merged = _merge(merged, value)
-    return merged
-
-
-_MISSING = object()
-
-
-def _lookup(node, key: str):
+    config `stack` under `root` (a path, or several merged in order: minibert.report.axes.merged)."""
+    paths = (stack,) if isinstance(stack, str) else tuple(stack)
+    if missing := [p for p in paths if not (Path(root) / p).is_file()]:
+        raise QueryError(f"{Path(root) / missing[0]}: no such config")
+    node = axes.merged(paths, Path(root))
     for part in key.split("."):
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:
-            return _MISSING
+            raise QueryError(f"{', '.join(paths)}: no setting {key!r}")
     return node
-
-
-def _merge(base, over):
-    if isinstance(base, dict) and isinstance(over, dict):
-        return {**base, **{k: _merge(base[k], v) if k in base else v for k, v in over.items()}}
-    return over
 
 
 class Run:
@@ -115,10 +96,3 @@ class Run:
 def language(root: str | Path, name: str) -> dict:
     """The settings of `configs/languages/<name>.yaml`'s language: Dyck's kinds, length and max_depth, ..."""
     return setting(root, f"configs/languages/{name}.yaml", LANGUAGE)
-
-
-@functools.cache
-def _yaml(path: Path):
-    if not path.is_file():
-        raise QueryError(f"{path}: no such config")
-    return yaml.safe_load(path.read_text())

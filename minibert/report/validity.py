@@ -282,19 +282,19 @@ class Study:
             self._compared[key] = agreement.ceiling(self.measured(setting, measure, arms), arms, replicates)
         return self._compared[key]
 
+    def _control_flops(self, setting: str) -> Stat | None:
+        return self.data.find("flops", experiment=self.experiment(setting, "pretrain", self.control))
+
     def flops(self, setting: str) -> str:
         """The control arm's counted pre-training FLOPs in `setting`, as '3.66e11' ('(not run yet)' without it)."""
-        f = self.data.find("flops", experiment=self.experiment(setting, "pretrain", self.control))
+        f = self._control_flops(setting)
         return f"{f.mean:.3g}".replace("e+", "e") if f else "(not run yet)"
 
     @property
     def budget_ratio(self) -> str:
         """The target's pre-training budget as a multiple of Dyck's: '21x'."""
-        found = [
-            self.data.find("flops", experiment=self.experiment(s, "pretrain", self.control))
-            for s in (self.target, "dyck")
-        ]
-        return f"{found[0].mean / found[1].mean:.0f}x" if all(found) else "(not run yet)"
+        target, dyck = self._control_flops(self.target), self._control_flops("dyck")
+        return f"{target.mean / dyck.mean:.0f}x" if target and dyck else "(not run yet)"
 
     def effect_panels(self, setting: str) -> list[tuple]:
         """One scatter panel a measure: (measure, x label, y label, {arm: (its effect in `setting`, in the target)}),
