@@ -146,3 +146,13 @@ def test_no_template_line_runs_over_160_characters():
     long = [f"{page.relative_to(PAGES)}:{number}: {len(line)}" for page in sorted(PAGES.rglob("*.j2"))
             for number, line in enumerate(page.read_text().splitlines(), 1) if len(line) > 160]  # fmt: skip
     assert not long, "template lines over 160 characters: " + ", ".join(long)
+
+
+def test_only_rendered_pages_carry_a_rendered_footer():
+    """The footers a render appends (the families' verdicts, the code behind the tables) hold figures; a Markdown
+    page without a template would keep them typed, to go stale as the tables change."""
+    rendered = {(ROOT / t.relative_to(PAGES)).with_suffix("") for t in PAGES.rglob("*.md.j2")}
+    plain = [p for p in ROOT.rglob("*.md") if ".git" not in p.parts and p not in rendered]
+    plain = [p for p in plain if not p.is_relative_to(ROOT / "results")]  # grids' own reports: grid_report writes them
+    stale = [str(p.relative_to(ROOT)) for p in plain if "<sub>Code behind the tables" in p.read_text()]
+    assert not stale, f"pages with a rendered footer but no template: {stale}"
