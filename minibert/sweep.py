@@ -35,7 +35,7 @@ from minibert.ablation.lock import Busy, OutLock
 from minibert.ablation.preflight import preflight
 from minibert.ablation.runner import DamagedSummary, Run, plan, run_all, triage
 from minibert.checkout import CHECKOUT
-from minibert.report import render
+from minibert.report import questions, render
 from minibert.report.grid_report import ReportError, record
 from minibert.report.table import TableError, grid_of_table, read_json
 
@@ -86,7 +86,7 @@ class Sweep:
             check_quick(out, self.quick)
             with OutLock(out):
                 return self._run(grid, out, start)
-        except (GridError, ReportError, render.ReportError, TableError) as err:
+        except (GridError, ReportError, render.ReportError, TableError, questions.FamilyError) as err:
             return _error(str(err), EXIT_BAD_INPUT)
         except Busy as err:
             return _error(str(err), EXIT_ENVIRONMENT)
@@ -111,6 +111,9 @@ class Sweep:
         everything = plan(list(grid.experiments), sorted(set(seeds) | seeds_on_disk(out, grid.names)), out, ROOT)
         runs = [r for r in everything if r.experiment in experiments and r.seed in seeds]  # what this sweep runs
         check_metrics(grid, logged_metrics(everything))  # names typed in the grid, against runs already there
+        family = questions.declared(grid, ROOT)  # the questions its verdicts are held over, fixed before any run
+        if (out / "run.json").is_file() and not self.report_only:  # more runs for a table: under its own family
+            questions.check_recorded(family, read_json(out / "run.json"), str(out))
         for stale in out.glob(".*.tmp"):  # a report file a killed sweep was writing (see files.write_atomic)
             stale.unlink()
         failed, machine, trained = [], [], 0
@@ -127,6 +130,7 @@ class Sweep:
                              self.replace_report, ROOT)  # fmt: skip
         else:
             made = self._made(seeds, experiments, finished, runs, done, trained, time.perf_counter() - start)
+            made["family"] = family
             written = record(out, grid, finished, made, self.replace_report, ROOT)
         if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
             written += render.publish(out, grid, ROOT)

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -147,6 +148,8 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
         "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html",
         "claims.png", "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
+    # the family its verdicts are held over, recorded as the sweep began: a grid outside the configs has its claims
+    assert made(out)["family"] == ["pretrain/bidirectional val/acc[opener] vs pretrain/causal val/acc[opener]"]
     typed = made(out)["figures"]  # the same, typed, for pages: not listed among how the grid was run
     assert (typed["runs_trained"], typed["runs_reused"], typed["runs_missing"]) == (6, 0, 0)
     assert made(out)["wall time of this invocation"].startswith(f"{typed['wall_time_s']:.1f} s")
@@ -203,6 +206,23 @@ def test_report_only_rebuilds_without_training_and_keeps_how_the_runs_were_made(
     md = (out / "ablation.md").read_text()
     assert "0 runs trained, 6 reused" in md and "- table rebuilt: python scripts/ablate.py" in md
     assert [p.stat().st_mtime_ns for p in summaries] == stamps and len(csv_runs(out)) == 6
+
+
+def test_more_runs_for_a_table_whose_family_changed_are_refused(finished, tmp_path):
+    """A table's verdicts are held over the family its runs recorded as they started: adding runs under a grid
+    whose claims changed since is an error naming the change, and nothing is trained or written."""
+    grid, out, _ = finished
+    shutil.copytree(out, tmp_path / "out")
+    changed = yaml.safe_load(grid.read_text())
+    changed["claims"][0]["higher"]["metric"] = "val/acc"
+    changed["claims"][0]["lower"]["metric"] = "val/acc"
+    (tmp_path / "grid.yaml").write_text(yaml.safe_dump(changed))
+    before = (tmp_path / "out/run.json").read_bytes()
+    result = ablate("--grid", str(tmp_path / "grid.yaml"), "--out", str(tmp_path / "out"), "--seeds", "3")
+    assert result.returncode == 2, result.stderr
+    assert "(1 question(s) added, 1 removed)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "out/run.json").read_bytes() == before
+    assert len(list((tmp_path / "out").glob(RUN_SUMMARIES))) == 6  # seed 2 never trained
 
 
 def clone(out: Path, to: Path) -> Path:

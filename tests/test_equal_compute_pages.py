@@ -102,9 +102,10 @@ def test_a_difference_its_interval_alone_decides_is_undecided_when_the_page_hold
     assert lo > 0  # its own interval excludes zero
     (family,) = [f for f in renderer.families() if f.name == "results/scaling"]
     held, alone = len(family.holds), sum(p < 0.05 for p in family.p.values())
-    assert held < alone and len(family.p) > 10
+    assert held < alone and family.size > 10
     note = next(line for line in text.splitlines() if line.startswith("<sub>Verdicts hold together"))
-    assert f"results/scaling: {held} of {len(family.p)} decided ({alone} one by one)" in note
+    assert f"results/scaling: {held} of {family.size} decided ({alone} one by one;" in note
+    assert "declared in configs/ablations/scaling.yaml and configs/families/scaling.yaml" in note
 
 
 @pytest.mark.parametrize("winner", ["A", "B", None])

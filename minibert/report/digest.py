@@ -215,7 +215,7 @@ class Digest:
         page = Length(self.grid("length"))
         grow = {p: [page.growth("mlm", p, n) for n in PAST] for p in SCHEMES}
         least = sorted((grow[p][1].mean, p) for p in SCHEMES)[0][1]
-        held = {(o, p): stats.verdict(page.growth(o, p, PAST[-1]).interval, HOLDS_WITHIN) for o in page.objectives
+        held = {(o, p): page.growth(o, p, PAST[-1]).verdict(margin=HOLDS_WITHIN) for o in page.objectives
                 for p in SCHEMES}  # fmt: skip
         kept = [f"{o} {p}" for (o, p), v in held.items() if v.startswith("equivalent")]
         rotary = [(name, n, page.against_learned(o, "rotary", n)) for o, name in page.objectives.items() for n in PAST]

@@ -20,7 +20,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
 
 from minibert.atomic_writes import write_atomic  # noqa: E402
-from minibert.report import stats  # noqa: E402
 from minibert.report.query import Stat  # noqa: E402
 from minibert.report.stats import Interval  # noqa: E402
 
@@ -42,7 +41,7 @@ def forest(path: Path, rows: list[tuple], title: str) -> None:
     fig, ax = plt.subplots(figsize=(8.5, 0.62 * len(rows) + 1.3))
     for i, (_, d, *given) in enumerate(rows):
         iv, scale = d.favour, 100 if d.a.proportion else 1
-        decided = given[0] if given and given[0] is not None else stats.sign(iv, d.family) != 0  # its grid's Holm
+        decided = given[0] if given and given[0] is not None else d.sign() != 0  # its grid's Holm
         ax.errorbar(scale * iv.mean, i, xerr=[[scale * (iv.mean - iv.lo)], [scale * (iv.hi - iv.mean)]], fmt="o",
                     capsize=3, color="tab:blue" if decided else "tab:gray")  # fmt: skip
     ax.axvline(0, color="black", lw=0.8)

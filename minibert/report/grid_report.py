@@ -20,7 +20,7 @@ from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
-from minibert.report import comparison, curves, figures, provenance, stats, table
+from minibert.report import comparison, curves, figures, provenance, questions, stats, table
 from minibert.report.query import Data, Diff
 from minibert.report.stats import Interval
 from minibert.stats import accuracies
@@ -64,11 +64,15 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
         metric, category = table.split(claim.value.metric)
         s = data.stat(metric, category, experiment=claim.value.experiment)
         scale = 100 if s.proportion else 1
-        iv = s.interval
-        sides = [stats.sign(Interval(iv.mean - b, iv.lo - b, iv.hi - b, iv.seeds, iv.df), data.family)
-                 for b in [claim.at_least] if b is not None]  # fmt: skip
-        sides += [stats.sign(Interval(b - iv.mean, b - iv.hi, b - iv.lo, iv.seeds, iv.df), data.family)
-                  for b in [claim.at_most] if b is not None]  # fmt: skip
+        iv, figure = s.interval, questions.side(claim.value.experiment, metric, category)
+        checks = []  # (the interval oriented so that > 0 is the claimed side, its question)
+        if (b := claim.at_least) is not None:
+            up = Interval(iv.mean - b, iv.lo - b, iv.hi - b, iv.seeds, iv.df)
+            checks.append((up, questions.bound(figure, at_least=b)))
+        if (b := claim.at_most) is not None:
+            down = Interval(b - iv.mean, b - iv.hi, b - iv.lo, iv.seeds, iv.df)
+            checks.append((down, questions.bound(figure, at_most=b)))
+        sides = [stats.sign(d, data.family, q) for d, q in checks]
         holds, fails = all(x > 0 for x in sides), any(x < 0 for x in sides)
         bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
                              if b is not None)  # fmt: skip
@@ -79,7 +83,7 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
     low = data.stat(*table.split(claim.lower.metric), experiment=claim.lower.experiment)
     shared = high.shared and low.shared
     d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False,
-             data.family)  # fmt: skip
+             data.family, questions.of_claim(claim)[0])  # fmt: skip
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
     return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
 
@@ -302,14 +306,17 @@ def title(out: Path, grid: Grid) -> str:
 
 
 def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = None, pages: list[Path] = (),
-          outputs: list[Path] | None = None) -> list[Path]:  # fmt: skip
+          outputs: list[Path] | None = None, root: str | Path = ".") -> list[Path]:  # fmt: skip
     """Render `out/ablation.md`, `out/dashboard.html` and their figures (`claims.png`, `curves.png`,
     `categories.png`) from `out/results.csv` (or `data`, that table already read); `pages`: the pages that read
-    this table, linked from both. Returns the files whose text changed (with `check`, none is written and no
+    this table, linked from both; `root`: the repository whose configs declare its family. Returns the files whose
+    text changed (with `check`, none is written and no
     figure drawn); `outputs`, if given, receives every file it writes or would write."""
     out = Path(out)
     data = Data.load(out) if data is None else data
-    if not data.family.frozen:  # alone (not in a build of every page): the grid's own claims are its family
+    if not data.family.frozen:  # alone (not in a build of every page): its declared family, the claims asked
+        if data.family.declared is None:
+            questions.declare(data, grid, root)
         collect(grid, data, out)
         data.family.freeze()
     answers = [claim_answer(c, data, out) for c in claims_of(grid, data)] + compare_answers(out, data)

@@ -87,10 +87,10 @@ class Length:
             for p, scheme in SCHEMES.items():
                 row = [name, scheme]
                 for n in PAST:
-                    iv = self.growth(o, p, n).interval
-                    v = stats.verdict(iv, HOLDS_WITHIN, f"{TRAINED} (trained)", str(n))
+                    d = self.growth(o, p, n)
+                    v = d.verdict(f"{TRAINED} (trained)", str(n), margin=HOLDS_WITHIN)
                     held[n].setdefault(v, []).append(f"{name} with {scheme}")
-                    row += [stats.fmt(iv, signed=True), v]
+                    row += [stats.fmt(d.interval, signed=True), v]
                 rows.append(row)
         return rows, held
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from minibert.report import curves, provenance, stats, table
+from minibert.report import curves, provenance, questions, stats, table
 from minibert.report.stats import Interval
 from minibert.stats import accuracies, bootstrap, scoreboard
 
@@ -117,6 +117,7 @@ class Diff(_Interval):
     interval: Interval  # A - B, as measured
     lower_is_better: bool
     family: stats.Family | None = None  # its grid's verdicts, held together (stats.Family)
+    question: str = ""  # as its family keys it (minibert.report.questions)
 
     @property
     def favour(self) -> Interval:
@@ -125,14 +126,18 @@ class Diff(_Interval):
         return Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if self.lower_is_better else iv
 
     def verdict(self, a: str = "A", b: str = "B", margin: float | None = None) -> str:
-        return stats.verdict(self.favour, margin, a, b, self.family)
+        return stats.verdict(self.favour, margin, a, b, self.family, self.question)
+
+    def sign(self) -> int:
+        """+1 when the verdict favours A, -1 B, 0 undecided (after the family's adjustment)."""
+        return stats.sign(self.favour, self.family, self.question)
 
     def say(self, a: str = "A", b: str = "B") -> str:
         """'A better by 22.1 (21.1 to 23.1)' in points: the winner named by the interval's sign, or
         'undecided: A − B = +0.4 (−1.2 to 2.0)'."""
         scale = 100 if self.a.proportion else 1
         iv = self.favour
-        if side := stats.sign(iv, self.family):
+        if side := self.sign():
             better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
             return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
         return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
@@ -351,7 +356,7 @@ class Data:
         docs = self.clustered((metric, sa.experiment), (metric, sb.experiment), both) if category == "" else None
         iv = docs if docs is not None else stats.paired(sa.values, sb.values, na, nb)
         lower = scoreboard.lower_is_better(metric) if lower_is_better is None else lower_is_better
-        return Diff(sa, sb, iv, lower, self.family)
+        return Diff(sa, sb, iv, lower, self.family, _question(sa, sb, a, b))
 
     def between(self, a: str, b: str, category: str = "", **where: Any) -> Diff:
         """Metric `a` - metric `b` of one experiment, paired by seed: e.g. the Bayes predictor's accuracy minus
@@ -363,7 +368,7 @@ class Data:
         both = set(sa.values) & set(sb.values)
         docs = self.clustered((a, sa.experiment), (b, sb.experiment), both) if category == "" else None
         iv = docs if docs is not None else stats.paired(sa.values, sb.values, sa.n if shared else None, n_b)
-        return Diff(sa, sb, iv, False, self.family)
+        return Diff(sa, sb, iv, False, self.family, _question(sa, sb, where, where))
 
     def cheapest(self, metric: str, reference: str, cost: str = "flops", limits: dict[str, float] | None = None,
                  seeds: int = 3) -> str | None:  # fmt: skip
@@ -388,6 +393,12 @@ class Data:
 
     def runs(self, **where: Any) -> int:
         return len(self.rows(**where)[["experiment", "seed"]].drop_duplicates())
+
+
+def _question(a: Stat, b: Stat, where_a: dict, where_b: dict) -> str:
+    """A paired difference's question (minibert.report.questions), naming the seeds where a side selects some."""
+    seeds = [set(a.values) if "seed" in where_a else None, set(b.values) if "seed" in where_b else None]
+    return questions.pair(*(questions.side(s.experiment, s.metric, s.category, k) for s, k in zip((a, b), seeds)))
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:

@@ -69,6 +69,7 @@ from minibert.report import (
     pairs,
     probes,
     provenance,
+    questions,
     recipe,
     scaling,
     settings,
@@ -142,7 +143,7 @@ class Renderer:
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
-                                verdict=stats.verdict, comparison=self.comparison, families=self.families,
+                                comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
                                 measured=self.measured, config=self.config, run=self.run, language=self.language,
                                 config_lines=self.config_lines, code=code_constant, answer=self.answer,
@@ -161,11 +162,14 @@ class Renderer:
         self.frozen = False
 
     def data(self, folder: Path) -> Data:
-        """The table in `folder`, read once; its family is named by the folder, relative to the repository."""
+        """The table in `folder`, read once; its family is named by the folder, relative to the repository, and
+        declared by its grid (minibert.report.questions) before any page asks it anything."""
         folder = Path(folder).resolve()
         if folder not in self.tables:
-            self.tables[folder] = Data.load(folder)
-            self.tables[folder].family.name = os.path.relpath(folder, self.root.resolve())
+            data = Data.load(folder)
+            data.family.name = os.path.relpath(folder, self.root.resolve())
+            questions.declare(data, grid_report.grid_of(folder, self.root), self.root)
+            self.tables[folder] = data
         self.touched.add(folder)
         return self.tables[folder]
 
@@ -341,6 +345,10 @@ class Renderer:
         return f"<sub>Code behind the tables, against today's training code ({today}): {each}.</sub>"
 
 
+# what a page's question may meet: a table without the figure, or a family that does not hold the question
+ASKING = (QueryError, TableError, stats.LateQuestion, stats.UndeclaredQuestion, questions.FamilyError)
+
+
 def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | None = None) -> list[Path]:
     """Render every grid's own report and every declared page; returns the pages written, or with `check`
     those whose text would change (drawing nothing). Every dashboard and page asks its questions first, so that
@@ -362,7 +370,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
             grid_report.collect(grid, renderer.data(out), Path(out))
         for template in templates:
             renderer.ask(template)
-    except (QueryError, TableError, GridError, jinja2.TemplateError, stats.LateQuestion) as err:
+    except (GridError, jinja2.TemplateError, *ASKING) as err:
         raise ReportError(str(err)) from None
     renderer.freeze()
     renderer.frozen = True
@@ -370,12 +378,12 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
         pages = renderer.readers.get(out.resolve(), [])
         try:
             changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
-        except (QueryError, TableError, stats.LateQuestion) as err:
+        except ASKING as err:
             raise ReportError(str(err)) from None
     for template in templates:
         try:
             page, text = renderer.render(template)
-        except (QueryError, TableError, jinja2.TemplateError, stats.LateQuestion) as err:
+        except (jinja2.TemplateError, *ASKING) as err:
             raise ReportError(f"{PAGES / template}: {err}") from None
         old = page.read_text() if page.is_file() else None
         if old != text:
@@ -395,7 +403,7 @@ def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
     out, root = Path(out).resolve(), Path(root).resolve()
     if (root / PAGES).is_dir() and out.is_relative_to(root / "results"):
         return build(root)
-    return grid_report.write(out, grid)
+    return grid_report.write(out, grid, root=root)
 
 
 def main(argv: list[str] | None = None) -> int:

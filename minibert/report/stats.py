@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from minibert.stats.intervals import (
     NAN,
@@ -33,7 +33,8 @@ from minibert.stats.intervals import (
     with_sampling,
 )
 
-__all__ = ["NAN", "Interval", "Family", "summary", "paired", "reference", "sign", "verdict", "fmt", "number", "sd"]
+__all__ = ["NAN", "Interval", "Family", "canonical", "summary", "paired", "reference", "sign", "verdict"]
+__all__ += ["fmt", "number", "sd"]  # formatting
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
@@ -92,89 +93,125 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
 
 class Family:
     """The paired comparisons drawn from one grid's table, held together by Holm's step-down (Holm, Scand. J.
-    Statist. 1979). The report renders twice: first every dashboard and page asks its questions (`sign`
-    records each interval's p-value), then `freeze` adjusts them together and every verdict is read again. So
-    the "A better" verdicts drawn from one table hold together at 95% however many pages show them, and two
-    pages that quote one comparison say the same of it. The p-value of an interval is its t-test's: |mean| over
-    the standard error its half-width implies, on its degrees of freedom. Intervals are shown as they are (each
-    95%); only the verdicts are adjusted.
+    Statist. 1979). Its questions are declared before the data (`declare`: the grid's claims and its family file,
+    minibert.report.questions), so what the pages go on to ask cannot choose them. The report renders twice:
+    first every dashboard and page asks its questions (`sign` records each one's p-value under its question), then
+    `freeze` adjusts the whole declared family at once and every verdict is read again. A declared question no page
+    asks counts at p = 1: it spends its share of alpha all the same, so the family does not depend on which
+    questions were read out. A question the declaration does not hold is refused (UndeclaredQuestion). So the
+    "A better" verdicts drawn from one table hold together at 95% however many pages show them, and two pages
+    that quote one comparison say the same of it. The p-value of an interval is its t-test's: |mean| over the
+    standard error its half-width implies, on its degrees of freedom. Intervals are shown as they are (each 95%);
+    only the verdicts are adjusted. A family never declared (a table read outside a grid) is the questions asked.
 
     >>> f = Family("g")  # two intervals that each exclude 0 (p = 0.03 and 0.04), but not both at 95% together
+    >>> f.declare(["a vs b", "c vs d"], "their grid")
     >>> ivs = [Interval(0.03, 0.003, 0.057, 30, 29.0), Interval(0.02, 0.001, 0.039, 30, 29.0)]
-    >>> [f.sign(iv) for iv in ivs], f.freeze(), [f.sign(iv) for iv in ivs]
-    ([1, 1], 2, [0, 0])
+    >>> [f.sign(iv, q) for iv, q in zip(ivs, ["a vs b", "d vs c"])], f.freeze(), f.sign(ivs[0], "b vs a")
+    ([1, 1], 2, 0)
     """
 
     def __init__(self, name: str = "") -> None:
         self.name = name
-        self.p: dict[tuple, float] = {}
-        self.holds: set[tuple] | None = None  # None while collecting
+        self.declared: frozenset[str] | None = None  # canonical questions; None: whatever is asked
+        self.source = ""  # where they were declared
+        self.p: dict[str, float] = {}  # canonical question -> its p-value, as asked
+        self.holds: set[str] | None = None  # None while collecting
 
     @property
     def frozen(self) -> bool:
         return self.holds is not None
 
-    @staticmethod
-    def key(iv: Interval) -> tuple:
-        return tuple(round(float(x), 12) for x in (iv.mean, iv.lo, iv.hi, iv.df))
+    def declare(self, questions: Iterable[str], source: str) -> None:
+        """Fix the family before any question is asked: `questions` as minibert.report.questions writes them."""
+        self.declared, self.source = frozenset(map(canonical, questions)), source
 
-    def sign(self, iv: Interval) -> int:
+    def sign(self, iv: Interval, question: str) -> int:
         """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0.
-        LateQuestion for one not asked while collecting: a family chosen after seeing the answers holds nothing."""
+        UndeclaredQuestion for a question outside a declared family; LateQuestion for one not asked while
+        collecting (an undeclared family chosen after seeing the answers holds nothing)."""
         side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
-        key = self.key(iv)
+        key = canonical(question)
+        if self.declared is not None and key not in self.declared:
+            raise UndeclaredQuestion(f"{self.name or 'a table'}: {question!r} is not in the family declared in "
+                                     f"{self.source}: a family is fixed before the runs, so a page may judge only "
+                                     "what was declared (or declare it, and run the grid again)")  # fmt: skip
         if self.holds is None:
             self.p[key] = p_value(iv)
             return side
         if key in self.p:
             return side if key in self.holds else 0
-        raise LateQuestion(f"{self.name or 'a table'}: a paired comparison was asked after its family was frozen "
-                           f"({iv.mean:+.4g}, {iv.lo:+.4g} to {iv.hi:+.4g}): a page must ask every question it judges "
-                           "while the families collect, whatever the answers")  # fmt: skip
+        raise LateQuestion(
+            f"{self.name or 'a table'}: {question!r} was asked after its family was frozen: a page "
+            "must ask every question it judges while the families collect, whatever the answers"
+        )
+
+    @property
+    def size(self) -> int:
+        return len(self.declared) if self.declared is not None else len(self.p)
 
     def freeze(self, alpha: float = 0.05) -> int:
-        """Decide: Holm's step-down over the collected p-values; returns the family's size."""
-        ordered = sorted(self.p.items(), key=lambda kv: kv[1])
+        """Decide: Holm's step-down over the family (declared questions never asked at p = 1); returns its size."""
+        questions = self.declared if self.declared is not None else self.p
+        ordered = sorted(questions, key=lambda q: (self.p.get(q, 1.0), q))
         self.holds = set()
-        for i, (key, p) in enumerate(ordered):
-            if p > alpha / (len(ordered) - i):
+        for i, q in enumerate(ordered):
+            if self.p.get(q, 1.0) > alpha / (len(ordered) - i):
                 break
-            self.holds.add(key)
+            self.holds.add(q)
         return len(ordered)
 
     def summary(self) -> str:
-        """'3 of 54 decided (27 one by one)': what Holm decided, and what each interval alone would have."""
+        """'3 of 54 decided (27 one by one)': what Holm decided, and what each interval alone would have; a
+        declared family says where, and how many of its questions no page read."""
         alone = sum(p < 0.05 for p in self.p.values())
-        return f"{len(self.holds or ())} of {len(self.p)} decided ({alone} one by one)"
+        said = f"{len(self.holds or ())} of {self.size} decided ({alone} one by one"
+        if self.declared is None:
+            return said + ")"
+        unasked = len(self.declared - set(self.p))
+        return said + (f"; {unasked} not read, counted at p = 1" if unasked else "") + f"; declared in {self.source})"
+
+
+def canonical(question: str) -> str:
+    """A question as a family keys it: 'A vs B' and 'B vs A' ask the same (one p-value, either orientation)."""
+    if " vs " not in question:
+        return question.strip()
+    a, b = (part.strip() for part in question.split(" vs ", 1))
+    return " vs ".join(sorted((a, b)))
 
 
 class LateQuestion(ValueError):
     """A verdict asked of a frozen family that never collected its question."""
 
 
+class UndeclaredQuestion(ValueError):
+    """A verdict asked of a declared family that does not hold its question."""
+
+
 def family_note(families: list[Family]) -> str:
     """The line a page ends with: for each grid it quotes, the family its verdicts are held in."""
     each = "; ".join(f"{f.name}: {f.summary()}" for f in families)
     return (f"<sub>Verdicts hold together at 95% with every other verdict drawn from the same grid's table (Holm's "
-            f"step-down over each grid's paired comparisons, on every page): {each}. Each interval is shown at 95% "
-            "on its own (docs/statistics.md).</sub>")  # fmt: skip
+            f"step-down over the family of questions each grid declared before its runs, on every page): {each}. "
+            "Each interval is shown at 95% on its own (docs/statistics.md).</sub>")  # fmt: skip
 
 
-def sign(iv: Interval, family: Family | None = None) -> int:
+def sign(iv: Interval, family: Family | None = None, question: str = "") -> int:
     """+1 when the interval of A - B (oriented so that > 0 favours A) decides for A, -1 for B, 0 undecided; in a
-    grid's `family`, after Holm's adjustment over it."""
+    grid's `family`, as its `question`, after Holm's adjustment over it."""
     if family is None or math.isnan(iv.mean):
         return 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
-    return family.sign(iv)
+    return family.sign(iv, question)
 
 
-def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B", family: Family | None = None) -> str:
+def verdict(iv: Interval, margin: float | None = None, a: str = "A", b: str = "B", family: Family | None = None,
+            question: str = "") -> str:  # fmt: skip
     """'A better' / 'B better' when the interval of A - B (oriented so that > 0 favours A) excludes zero (in a
-    grid's `family`, after Holm's adjustment), 'equivalent within ±m' when it lies inside (-margin, margin),
-    else 'undecided'."""
+    grid's `family`, as its `question`, after Holm's adjustment), 'equivalent within ±m' when it lies inside
+    (-margin, margin), else 'undecided'."""
     if math.isnan(iv.mean):
         return "no data"
-    side = sign(iv, family)
+    side = sign(iv, family, question)
     if side > 0:
         return f"{a} better"
     if side < 0:

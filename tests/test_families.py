@@ -1,0 +1,145 @@
+"""A grid's verdicts are held together over a family declared before its runs: its claims and its family file.
+A page cannot judge a question outside it, a declared question no page reads still spends its share of alpha,
+a family changed after the runs is refused, and a bad family file is one line naming it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from minibert.ablation.grid import load_grid
+from minibert.report import questions
+from minibert.report.render import main
+from minibert.report.stats import Family, Interval, UndeclaredQuestion
+
+ROOT = Path(__file__).resolve().parents[1]
+DECIDED = Interval(0.03, 0.003, 0.057, 30, 29.0)  # p = 0.03
+
+
+def test_a_declared_family_refuses_a_question_it_does_not_hold():
+    f = Family("g")
+    f.declare(["a m vs b m"], "configs/families/g.yaml")
+    assert f.sign(DECIDED, "b m vs a m") == 1  # the same question, either way round
+    with pytest.raises(UndeclaredQuestion, match="configs/families/g.yaml"):
+        f.sign(DECIDED, "a m vs c m")
+
+
+def test_a_declared_question_no_page_reads_still_counts():
+    """Holm over K declared questions: leaving some unread never decides more than reading them."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(2, 8))
+        qs = [f"a{i} m vs b{i} m" for i in range(k)]
+        halves = rng.uniform(0.005, 0.05, k)
+        ivs = [Interval(0.03, 0.03 - h, 0.03 + h, 30, 29.0) for h in halves]
+        read = rng.random(k) < 0.5
+        every, some = Family(), Family()
+        every.declare(qs, "f")
+        some.declare(qs, "f")
+        for q, iv, r in zip(qs, ivs, read, strict=True):
+            every.sign(iv, q)
+            if r:
+                some.sign(iv, q)
+        assert every.freeze() == some.freeze() == k
+        assert some.holds <= every.holds
+    both = Interval(0.03, 0.0051, 0.0549, 30, 29.0)  # p = 0.02: two are decided together, not among three
+    alone = Family()
+    alone.declare(["a m vs b m", "c m vs d m"], "f")
+    wider = Family()
+    wider.declare(["a m vs b m", "c m vs d m", "e m vs f m"], "f")
+    for f in (alone, wider):
+        f.sign(both, "a m vs b m"), f.sign(both, "c m vs d m")
+        f.freeze()
+    assert len(alone.holds) == 2 and not wider.holds
+    assert "1 not read, counted at p = 1" in wider.summary()
+
+
+def test_groups_expand_to_every_pair_on_every_category_and_value():
+    entry = {"metric": "val/acc", "among": ["g/{x}/a", "g/{x}/b", "g/{x}/c"], "categories": ["", "dist_1"],
+             "each": {"x": [1, 2]}}  # fmt: skip
+    found = questions.expand(entry, "here")
+    assert len(found) == 3 * 2 * 2 and len(set(found)) == len(found)
+    assert "g/2/a val/acc[dist_1] vs g/2/c val/acc[dist_1]" in found
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragment"),
+    [
+        ({"metric": "val/acc"}, "a question is a string, or a group"),
+        ({"metric": "val/acc", "pairs": [["a"]]}, "pairs must be a list of [A, B]"),
+        ({"metric": "val/acc", "among": ["{y}/a", "b"], "each": {"x": [1]}}, "each does not give"),
+        ({"pairs": [["a", "b"]], "metrics": "val/acc"}, "a question is a string"),
+    ],
+)
+def test_a_bad_group_is_one_line_naming_where(entry, fragment):
+    with pytest.raises(questions.FamilyError, match="here") as err:
+        questions.expand(entry, "here")
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def _checkout(tmp_path: Path, family: object) -> Path:
+    """A checkout of the bracket-pairs grid's table (no page but its own report) with `family` as its family file."""
+    shutil.copytree(ROOT / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("pages", "families"))
+    (tmp_path / "configs/pages").mkdir()
+    (tmp_path / "configs/families").mkdir()
+    (tmp_path / "configs/families/pairs.yaml").write_text(yaml.safe_dump(family))
+    shutil.copytree(ROOT / "results/pairs", tmp_path / "results/pairs")
+    return tmp_path
+
+
+def test_the_family_counts_its_claims_and_its_file():
+    grid = load_grid(ROOT / "configs/ablations/pairs.yaml", ROOT)
+    found = questions.declared(grid, ROOT)
+    claimed = [q for c in grid.claims for q in questions.of_claim(c)]
+    assert set(claimed) <= set(found) and len(found) == len(set(found))
+
+
+@pytest.mark.parametrize(
+    ("family", "fragment"),
+    [
+        ({"questions": [{"metric": "val/acc", "pairs": [["pairs/no", "pairs/no2"]]}]}, "'pairs/no', which is not an"),
+        ({"asked": []}, "one key, questions: a list"),
+        ({"questions": [7]}, "questions[0]: a question is a string"),
+    ],
+)
+def test_a_bad_family_file_is_one_line_with_status_2(tmp_path, capsys, family, fragment):
+    root = _checkout(tmp_path, family)
+    assert main(["--root", str(root), "--check"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0] and "configs/families/pairs.yaml" in err[0]
+
+
+def test_a_family_changed_after_the_runs_is_refused(tmp_path, capsys):
+    root = _checkout(tmp_path, {"questions": []})
+    grid = load_grid(root / "configs/ablations/pairs.yaml", root)
+    made = json.loads((root / "results/pairs/run.json").read_text())
+    made["family"] = questions.declared(grid, root) + [
+        "pairs/dyck/pretrain/mlm val/acc vs pairs/dyck/pretrain/span val/acc"
+    ]
+    (root / "results/pairs/run.json").write_text(json.dumps(made))
+    assert main(["--root", str(root), "--check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "differs from the one its runs recorded in run.json (0 question(s) added, 1 removed)" in err
+    made["family"] = made["family"][:-1]  # as it was when the runs started: renders
+    (root / "results/pairs/run.json").write_text(json.dumps(made))
+    assert main(["--root", str(root)]) == 0
+
+
+def test_a_page_that_judges_an_undeclared_question_is_refused(tmp_path, capsys):
+    asked = "{{ grid('pairs').diff('val/acc', {'experiment': A}, {'experiment': B}).verdict() }}\n"
+    mlm, span = "pairs/dyck/pretrain/mlm", "pairs/dyck/pretrain/span"
+    root = _checkout(tmp_path, {"questions": []})
+    (root / "configs/pages/page.md.j2").write_text(f"{{% set A = '{mlm}' %}}{{% set B = '{span}' %}}" + asked)
+    assert main(["--root", str(root), "--check"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"'{mlm} val/acc vs {span} val/acc' is not in the family declared in" in err[0]
+    (root / "configs/families/pairs.yaml").write_text(
+        yaml.safe_dump({"questions": [f"{span} val/acc vs {mlm} val/acc"]})
+    )
+    assert main(["--root", str(root)]) == 0  # declared (either way round): judged
+    assert "B better" in (root / "page.md").read_text() or "A better" in (root / "page.md").read_text()
