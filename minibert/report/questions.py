@@ -39,6 +39,7 @@ from minibert.report.stats import canonical
 from minibert.report.table import split
 
 FOLDER = Path("configs/families")
+GROUP = {"metric", "pairs", "among", "of", "metrics", "categories", "each"}  # the keys a group of questions may hold
 
 
 class FamilyError(ValueError):
@@ -105,9 +106,6 @@ def expand(entry: Any, where: str) -> list[str]:
         raise FamilyError(f"{where}: a name in braces that each does not give: {err}") from None
 
 
-GROUP = {"metric", "pairs", "among", "of", "metrics", "categories", "each"}
-
-
 def _strings(x: Any, where: str) -> list[str]:
     if not isinstance(x, list) or not all(isinstance(v, str | int | float) for v in x):
         raise FamilyError(f"{where}: a list of names; got {x!r}")
@@ -158,7 +156,7 @@ def source(grid: Grid, root: str | Path) -> str:
 
 def check_recorded(questions: list[str], made: dict, where: str) -> None:
     """Refuse a family other than the one the runs recorded as they started (`run.json`'s `family`); a table
-    whose runs recorded none (made before families were declared) passes, and its pages say so."""
+    whose runs recorded none (made before families were declared) passes, and its pages say so (`declare`)."""
     recorded = made.get("family")
     if recorded is None:
         return
@@ -173,7 +171,7 @@ def check_recorded(questions: list[str], made: dict, where: str) -> None:
 
 def declare(data, grid: Grid, root: str | Path) -> None:
     """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
-    runs recorded."""
+    runs recorded; a family its runs did not record is said to be declared after them."""
     found = declared(grid, root)
     check_recorded(found, data.made, data.family.name or str(data.out))
-    data.family.declare(found, source(grid, root))
+    data.family.declare(found, source(grid, root) + ("" if "family" in data.made else ", after its runs"))
