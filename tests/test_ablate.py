@@ -412,11 +412,7 @@ def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     assert result.returncode == 0, result.stderr
     assert f"{9 - kept} runs trained, {kept} reused" in made(out)["wall time of this invocation"]
     assert csv_runs(out) == Counter(
-        {
-            (e, s): 1
-            for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full")
-            for s in ("0", "1", "2")
-        }
+        {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1", "2")}
     )
     assert not list(out.rglob("*.tmp"))
     assert len(list(out.glob(RUN_SUMMARIES))) == 9
