@@ -111,9 +111,8 @@ class Sweep:
         everything = plan(list(grid.experiments), sorted(set(seeds) | seeds_on_disk(out, grid.names)), out, ROOT)
         runs = [r for r in everything if r.experiment in experiments and r.seed in seeds]  # what this sweep runs
         check_metrics(grid, logged_metrics(everything))  # names typed in the grid, against runs already there
-        family = questions.declared(grid, ROOT)  # the questions its verdicts are held over, fixed before any run
-        if (out / "run.json").is_file() and not self.report_only:  # more runs for a table: under its own family
-            questions.check_recorded(family, read_json(out / "run.json"), str(out))
+        if not self.report_only:  # the questions its verdicts are held over: fixed before any run trains
+            questions.record(out, grid, ROOT, started=any(r.done for r in everything))
         for stale in out.glob(".*.tmp"):  # a report file a killed sweep was writing (see files.write_atomic)
             stale.unlink()
         failed, machine, trained = [], [], 0
@@ -130,7 +129,6 @@ class Sweep:
                              self.replace_report, ROOT)  # fmt: skip
         else:
             made = self._made(seeds, experiments, finished, runs, done, trained, time.perf_counter() - start)
-            made["family"] = family
             written = record(out, grid, finished, made, self.replace_report, ROOT)
         if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
             written += render.publish(out, grid, ROOT)

@@ -145,11 +145,13 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
         {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
     )
     assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {
-        "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "ablation.md", "dashboard.html",
-        "claims.png", "curves.png", "categories.png"}  # fmt: skip
+        "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "family.json", "ablation.md",
+        "dashboard.html", "claims.png", "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
-    # the family its verdicts are held over, recorded as the sweep began: a grid outside the configs has its claims
-    assert made(out)["family"] == ["pretrain/bidirectional val/acc[opener] vs pretrain/causal val/acc[opener]"]
+    # the family its verdicts are held over, recorded before the first run trained: a grid outside the configs has
+    # its claims
+    family = json.loads((out / "family.json").read_text())["declared"]
+    assert family == ["pretrain/bidirectional val/acc[opener] vs pretrain/causal val/acc[opener]"]
     typed = made(out)["figures"]  # the same, typed, for pages: not listed among how the grid was run
     assert (typed["runs_trained"], typed["runs_reused"], typed["runs_missing"]) == (6, 0, 0)
     assert made(out)["wall time of this invocation"].startswith(f"{typed['wall_time_s']:.1f} s")
@@ -220,14 +222,15 @@ def test_more_runs_for_a_table_whose_family_changed_are_refused(finished, tmp_pa
     before = (tmp_path / "out/run.json").read_bytes()
     result = ablate("--grid", str(tmp_path / "grid.yaml"), "--out", str(tmp_path / "out"), "--seeds", "3")
     assert result.returncode == 2, result.stderr
-    assert "(1 question(s) added, 1 removed)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "(1 question(s) added, 1 removed; added 'pretrain/bidirectional val/acc vs" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "family.json" in result.stderr
     assert (tmp_path / "out/run.json").read_bytes() == before
     assert len(list((tmp_path / "out").glob(RUN_SUMMARIES))) == 6  # seed 2 never trained
 
 
 def clone(out: Path, to: Path) -> Path:
     """What a clone of the repository holds of a grid's results: its table and run.json, no runs/."""
-    for name in ("results.csv", "categories.csv", "curves.csv", "code.csv", "run.json"):
+    for name in ("results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "family.json"):
         (to / name).write_bytes((out / name).read_bytes())
     return to
 

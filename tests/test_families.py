@@ -14,10 +14,11 @@ import yaml
 
 from minibert.ablation.grid import load_grid
 from minibert.report import questions
-from minibert.report.render import main
-from minibert.report.stats import Family, Interval, UndeclaredQuestion
+from minibert.report.render import Renderer, main
+from minibert.report.stats import AskedTwice, Family, Interval, UndeclaredQuestion
 
 ROOT = Path(__file__).resolve().parents[1]
+SOURCE = "configs/ablations/pairs.yaml and configs/families/pairs.yaml"  # where _checkout's family is declared
 DECIDED = Interval(0.03, 0.003, 0.057, 30, 29.0)  # p = 0.03
 
 
@@ -27,6 +28,16 @@ def test_a_declared_family_refuses_a_question_it_does_not_hold():
     assert f.sign(DECIDED, "b m vs a m") == 1  # the same question, either way round
     with pytest.raises(UndeclaredQuestion, match="configs/families/g.yaml"):
         f.sign(DECIDED, "a m vs c m")
+
+
+def test_one_question_holds_one_interval():
+    f = Family("g")
+    f.declare(["a m vs b m"], "f")
+    f.sign(DECIDED, "a m vs b m"), f.sign(DECIDED, "b m vs a m")  # the same, asked again either way round
+    with pytest.raises(AskedTwice, match="asked twice with different intervals"):
+        f.sign(Interval(0.01, -0.01, 0.03, 30, 29.0), "a m vs b m")
+    with pytest.raises(ValueError, match="names its question"):
+        f.sign(DECIDED, "")
 
 
 def test_a_declared_question_no_page_reads_still_counts():
@@ -105,6 +116,7 @@ def test_the_family_counts_its_claims_and_its_file():
         ({"questions": [{"metric": "val/acc", "pairs": [["pairs/no", "pairs/no2"]]}]}, "'pairs/no', which is not an"),
         ({"asked": []}, "one key, questions: a list"),
         ({"questions": [7]}, "questions[0]: a question is a string"),
+        ({"questions": ["pairs/dyck/pretrain/mlm val/acc  vs pairs/dyck/pretrain/span val/acc"]}, "not a question as"),
     ],
 )
 def test_a_bad_family_file_is_one_line_with_status_2(tmp_path, capsys, family, fragment):
@@ -117,17 +129,32 @@ def test_a_bad_family_file_is_one_line_with_status_2(tmp_path, capsys, family, f
 def test_a_family_changed_after_the_runs_is_refused(tmp_path, capsys):
     root = _checkout(tmp_path, {"questions": []})
     grid = load_grid(root / "configs/ablations/pairs.yaml", root)
-    made = json.loads((root / "results/pairs/run.json").read_text())
-    made["family"] = questions.declared(grid, root) + [
-        "pairs/dyck/pretrain/mlm val/acc vs pairs/dyck/pretrain/span val/acc"
-    ]
-    (root / "results/pairs/run.json").write_text(json.dumps(made))
+    dropped = "pairs/dyck/pretrain/mlm val/acc vs pairs/dyck/pretrain/span val/acc"
+    record = root / "results/pairs" / questions.FILE
+    record.write_text(json.dumps({"declared": [*questions.declared(grid, root), dropped]}))
     assert main(["--root", str(root), "--check"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "differs from the one its runs recorded in run.json (0 question(s) added, 1 removed)" in err
-    made["family"] = made["family"][:-1]  # as it was when the runs started: renders
-    (root / "results/pairs/run.json").write_text(json.dumps(made))
+    assert "differs from the one its runs recorded (0 question(s) added, 1 removed; removed " in err
+    assert "results/pairs/family.json" in err and len(err.splitlines()) == 1
+    record.write_text(json.dumps({"declared": questions.declared(grid, root)}))  # as the runs recorded it
     assert main(["--root", str(root)]) == 0
+    assert Renderer(root).data(root / "results/pairs").family.source == SOURCE
+    record.unlink()  # no record: its family was declared after its runs, and says so
+    assert Renderer(root).data(root / "results/pairs").family.source.endswith(", after its runs")
+
+
+def test_a_sweep_records_the_family_before_its_first_run_and_only_then(tmp_path):
+    """A table with no finished run gets its family recorded; one whose runs finished before any record keeps
+    none (its family was declared after them), and a recorded one is checked, never rewritten."""
+    grid = load_grid(ROOT / "configs/ablations/pairs.yaml", ROOT)
+    fresh, old = tmp_path / "fresh", tmp_path / "old"
+    questions.record(fresh, grid, ROOT, started=False)
+    assert questions.recorded(fresh) == questions.declared(grid, ROOT)
+    before = (fresh / questions.FILE).read_bytes()
+    questions.record(fresh, grid, ROOT, started=True)
+    assert (fresh / questions.FILE).read_bytes() == before
+    questions.record(old, grid, ROOT, started=True)
+    assert questions.recorded(old) is None
 
 
 def test_a_page_that_judges_an_undeclared_question_is_refused(tmp_path, capsys):

@@ -78,14 +78,25 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
                              if b is not None)  # fmt: skip
         verdict = "holds" if holds else "fails" if fails else "undecided"
         return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
-    # each side its own metric: a claim may set one category of an experiment below another of it
-    high = data.stat(*table.split(claim.higher.metric), experiment=claim.higher.experiment)
-    low = data.stat(*table.split(claim.lower.metric), experiment=claim.lower.experiment)
-    shared = high.shared and low.shared
-    d = Diff(high, low, stats.paired(high.values, low.values, *((high.n, low.n) if shared else (None, None))), False,
-             data.family, questions.of_claim(claim)[0])  # fmt: skip
+    d = pair_claim(claim, data)
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
     return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
+
+
+def pair_claim(claim: Claim, data: Data) -> Diff:
+    """higher − lower, computed as a page computes the same question (`Data.diff` on one figure of two
+    experiments, `Data.between` on two figures of one), so that the family holds one interval per question; each
+    side its own metric and category otherwise (one category of an experiment below another of it)."""
+    (hm, hc), (lm, lc) = table.split(claim.higher.metric), table.split(claim.lower.metric)
+    high, low = {"experiment": claim.higher.experiment}, {"experiment": claim.lower.experiment}
+    if (hm, hc) == (lm, lc):
+        return data.diff(hm, high, low, hc, lower_is_better=False)
+    if high == low and hc == lc:
+        return data.between(hm, lm, hc, **high)
+    a, b = data.stat(hm, hc, **high), data.stat(lm, lc, **low)
+    shared = a.shared and b.shared
+    iv = stats.paired(a.values, b.values, *((a.n, b.n) if shared else (None, None)))
+    return Diff(a, b, iv, False, data.family, questions.of_claim(claim)[0])
 
 
 def records(out: Path, data: Data) -> list[tuple[str, comparison.Recorded]]:

@@ -343,10 +343,6 @@ class Data:
             iv = stats.summary(values, n if shared else None, key is not None and key.role != "gap")
         return Stat(found[0], metric, category, values, n, shared, iv)
 
-    def of(self, **where: Any) -> Data:
-        """The same grid narrowed to the selected rows (a page asking many questions of one experiment)."""
-        return Data(self.rows(**where), self.made, self.out, self.family, self.invocation)
-
     def diff(self, metric: str, a: dict, b: dict, category: str = "", lower_is_better: bool | None = None) -> Diff:
         """A - B on `metric`, paired by seed; `a`, `b`: selections as for `stat`."""
         sa, sb = self.stat(metric, category, **a), self.stat(metric, category, **b)
@@ -378,8 +374,8 @@ class Data:
         ranked = sorted((self.stat(cost, experiment=e).mean, e) for e in self.experiments()
                         if self.find(metric, experiment=e) and self.find(reference, experiment=e))  # fmt: skip
         within = [e for _, e in ranked if all(self.stat(k, experiment=e).mean <= v for k, v in (limits or {}).items())]
-        # every candidate's question is asked, whatever the answers, so the family does not depend on them;
-        # fewer seeds than `seeds`: not judged, so not in the family
+        # every candidate's question is asked, whatever the answers; one on fewer than `seeds` seeds is not asked,
+        # and counts at p = 1 in its declared family (minibert.report.questions)
         judged = {e: c for e in within if (c := self.between(metric, reference, experiment=e)).seeds >= seeds}
         verdicts = {e: c.verdict() for e, c in judged.items()}
         return next((e for e in judged if verdicts[e] == "A better"), None)
@@ -396,9 +392,14 @@ class Data:
 
 
 def _question(a: Stat, b: Stat, where_a: dict, where_b: dict) -> str:
-    """A paired difference's question (minibert.report.questions), naming the seeds where a side selects some."""
-    seeds = [set(a.values) if "seed" in where_a else None, set(b.values) if "seed" in where_b else None]
+    """A paired difference's question (minibert.report.questions), naming the seeds a side selects, as asked
+    (not as found: a missing seed does not change the question)."""
+    seeds = [_asked(w.get("seed")) for w in (where_a, where_b)]
     return questions.pair(*(questions.side(s.experiment, s.metric, s.category, k) for s, k in zip((a, b), seeds)))
+
+
+def _asked(seed: Any) -> list[int] | None:
+    return None if seed is None else [int(s) for s in (seed if isinstance(seed, list | tuple) else [seed])]
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:

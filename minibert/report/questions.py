@@ -14,9 +14,9 @@ ask until something is decided. So every grid declares its family in its config,
 
 A question is written as a page asks it: `<experiment> <metric>[<category>] vs <experiment> <metric>[...]` for a
 paired difference (either way round), `<experiment> <metric> >= 0.03` for a claim's bound, with `{seeds a,b}`
-after a side that reads only some seeds. The sweep records the family in `run.json` as it starts (`family`), and
-a report refuses a family changed since (`check_recorded`). A declared question no page reads counts in Holm's
-step-down at p = 1.
+after a side that reads only some seeds. A sweep into a folder with no finished run records the family there
+(`family.json`) before it trains; a later sweep, or a report, refuses a family changed since (`check_recorded`).
+A declared question no page reads counts in Holm's step-down at p = 1.
 
 Example:
     >>> pair(side("dyck/pretrain/mlm", "val/acc", "dist_8_plus"), side("dyck/pretrain/span", "val/acc"))
@@ -28,6 +28,8 @@ Example:
 from __future__ import annotations
 
 import itertools
+import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,10 +37,14 @@ from typing import Any
 import yaml
 
 from minibert.ablation.grid import Claim, Grid
+from minibert.atomic_writes import write_atomic
 from minibert.report.stats import canonical
 from minibert.report.table import split
 
 FOLDER = Path("configs/families")
+_SIDE = r"[^\s\[\]{}]+ [^\s\[\]{}]+(?:\[[^\s\]]+\])?(?: \{seeds \d+(?:,\d+)*\})?"
+QUESTION = re.compile(rf"{_SIDE} vs {_SIDE}|{_SIDE} (?:>=|<=) \S+")  # what `pair` and `bound` write
+FILE = "family.json"  # beside a table: the family its runs recorded before the first of them trained
 GROUP = {"metric", "pairs", "among", "of", "metrics", "categories", "each"}  # the keys a group of questions may hold
 
 
@@ -133,7 +139,12 @@ def declared(grid: Grid, root: str | Path) -> list[str]:
         if not isinstance(data, dict) or set(data) != {"questions"} or not isinstance(data["questions"], list):
             raise FamilyError(f"{path}: a family file holds one key, questions: a list")
         for i, entry in enumerate(data["questions"]):
-            found += expand(entry, f"{path}: questions[{i}]")
+            for q in expand(entry, f"{path}: questions[{i}]"):
+                if not QUESTION.fullmatch(q):
+                    raise FamilyError(f"{path}: questions[{i}]: {q!r} is not a question as pages ask it "
+                                      "('<experiment> <metric>[<category>] vs <experiment> <metric>[<category>]', "
+                                      "one space apart, or '<experiment> <metric> >= <bound>')")  # fmt: skip
+                found.append(q)
     names = set(grid.names)
     for q in found:
         for part in q.replace(" vs ", "\n").splitlines():
@@ -154,24 +165,52 @@ def source(grid: Grid, root: str | Path) -> str:
     return " and ".join(where)
 
 
-def check_recorded(questions: list[str], made: dict, where: str) -> None:
-    """Refuse a family other than the one the runs recorded as they started (`run.json`'s `family`); a table
-    whose runs recorded none (made before families were declared) passes, and its pages say so (`declare`)."""
-    recorded = made.get("family")
-    if recorded is None:
+def recorded(out: str | Path) -> list[str] | None:
+    """The family a table's runs recorded before the first of them trained (`<out>/family.json`), or None."""
+    path = Path(out) / FILE
+    if not path.is_file():
+        return None
+    try:
+        found = json.loads(path.read_text())["declared"]
+    except (ValueError, KeyError, TypeError):
+        raise FamilyError(f"{path}: not a family record (JSON with a list `declared`)") from None
+    if not isinstance(found, list) or not all(isinstance(q, str) for q in found):
+        raise FamilyError(f"{path}: `declared` must be a list of questions")
+    return found
+
+
+def check_recorded(questions: list[str], out: str | Path, source: str) -> None:
+    """Refuse a family other than the one the table's runs recorded (`<out>/family.json`), naming the first
+    question that differs."""
+    then = recorded(out)
+    if then is None:
         return
-    now, then = {canonical(q) for q in questions}, {canonical(q) for q in recorded}
+    now, then = {canonical(q) for q in questions}, {canonical(q) for q in then}
     if now != then:
+        added, removed = sorted(now - then), sorted(then - now)
+        first = f"added {added[0]!r}" if added else f"removed {removed[0]!r}"
         raise FamilyError(
-            f"{where}: the declared family differs from the one its runs recorded in run.json "
-            f"({len(now - then)} question(s) added, {len(then - now)} removed): a family is fixed "
-            "before the runs; restore the declaration, or run the grid again into a new folder"
+            f"{Path(out) / FILE}: the family declared in {source} differs from the one its runs recorded "
+            f"({len(added)} question(s) added, {len(removed)} removed; {first}): a family is fixed before the runs; "
+            "restore the declaration, or run the grid again into a new folder"
         )
+
+
+def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None:
+    """Before a sweep trains: check `grid`'s family against the one `out`'s runs recorded, or, for a table with
+    no finished run yet, record it (`<out>/family.json`). A table whose runs finished before any family was
+    recorded keeps none: its family was declared after them, and its pages say so."""
+    found = declared(grid, root)
+    check_recorded(found, out, source(grid, root))
+    if recorded(out) is None and not started:
+        write_atomic(Path(out) / FILE, json.dumps({"declared": found, "source": source(grid, root)}, indent=1) + "\n")
 
 
 def declare(data, grid: Grid, root: str | Path) -> None:
     """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
     runs recorded; a family its runs did not record is said to be declared after them."""
-    found = declared(grid, root)
-    check_recorded(found, data.made, data.family.name or str(data.out))
-    data.family.declare(found, source(grid, root) + ("" if "family" in data.made else ", after its runs"))
+    found, where = declared(grid, root), source(grid, root)
+    if data.out:
+        check_recorded(found, data.out, where)
+    before = bool(data.out) and recorded(data.out) is not None
+    data.family.declare(found, where + ("" if before else ", after its runs"))

@@ -12,8 +12,8 @@ A page is a Jinja2 template under `configs/pages/`, at the path of the page it r
 grids' tables, so none is typed. A template sees:
 - `grid(name)`: that grid's `minibert.report.query.Data` (`grid("dyck")` reads `results/dyck/`; "default"
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
-- `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`, `verdict(...)`; a
-  figure's `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed;
+- `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`; a figure's
+  `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed; a difference's verdict is its own (`Diff.verdict`);
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.report.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
@@ -346,7 +346,8 @@ class Renderer:
 
 
 # what a page's question may meet: a table without the figure, or a family that does not hold the question
-ASKING = (QueryError, TableError, stats.LateQuestion, stats.UndeclaredQuestion, questions.FamilyError)
+ASKING = (QueryError, TableError, stats.LateQuestion, stats.UndeclaredQuestion, stats.AskedTwice,
+          questions.FamilyError)  # fmt: skip
 
 
 def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | None = None) -> list[Path]:

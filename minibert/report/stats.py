@@ -132,12 +132,19 @@ class Family:
         collecting (an undeclared family chosen after seeing the answers holds nothing)."""
         side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
         key = canonical(question)
+        if not key:
+            raise ValueError(f"{self.name or 'a table'}: a verdict held in a family names its question")
         if self.declared is not None and key not in self.declared:
             raise UndeclaredQuestion(f"{self.name or 'a table'}: {question!r} is not in the family declared in "
                                      f"{self.source}: a family is fixed before the runs, so a page may judge only "
-                                     "what was declared (or declare it, and run the grid again)")  # fmt: skip
+                                     "what was declared (or declare it in its grid's family file, "
+                                     "configs/families/<grid>.yaml, and run the grid again)")  # fmt: skip
         if self.holds is None:
-            self.p[key] = p_value(iv)
+            p = p_value(iv)
+            if key in self.p and not math.isclose(self.p[key], p, rel_tol=1e-9, abs_tol=1e-12):
+                raise AskedTwice(f"{self.name or 'a table'}: {question!r} was asked twice with different intervals "
+                                 f"(p = {self.p[key]:.4g}, then {p:.4g}): one question, one interval")  # fmt: skip
+            self.p[key] = p
             return side
         if key in self.p:
             return side if key in self.holds else 0
@@ -186,6 +193,10 @@ class LateQuestion(ValueError):
 
 class UndeclaredQuestion(ValueError):
     """A verdict asked of a declared family that does not hold its question."""
+
+
+class AskedTwice(ValueError):
+    """One question asked of a family with two different intervals: which one its verdict holds is ambiguous."""
 
 
 def family_note(families: list[Family]) -> str:
