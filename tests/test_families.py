@@ -100,6 +100,7 @@ def _checkout(tmp_path: Path, family: object) -> Path:
     (tmp_path / "configs/families").mkdir()
     (tmp_path / "configs/families/pairs.yaml").write_text(yaml.safe_dump(family))
     shutil.copytree(ROOT / "results/pairs", tmp_path / "results/pairs")
+    (tmp_path / "results/pairs" / questions.FILE).unlink()  # the committed table's record: each test writes its own
     return tmp_path
 
 
@@ -139,13 +140,17 @@ def test_a_family_changed_after_the_runs_is_refused(tmp_path, capsys):
     record.write_text(json.dumps({"declared": questions.declared(grid, root)}))  # as the runs recorded it
     assert main(["--root", str(root)]) == 0
     assert Renderer(root).data(root / "results/pairs").family.source == SOURCE
-    record.unlink()  # no record: its family was declared after its runs, and says so
-    assert Renderer(root).data(root / "results/pairs").family.source.endswith(", after its runs")
+    for made_after in ({"declared": questions.declared(grid, root), "after_runs": True}, None):
+        if made_after is None:
+            record.unlink()  # no record at all: the same
+        else:
+            record.write_text(json.dumps(made_after))
+        assert Renderer(root).data(root / "results/pairs").family.source == SOURCE + ", after its runs"
 
 
-def test_a_sweep_records_the_family_before_its_first_run_and_only_then(tmp_path):
-    """A table with no finished run gets its family recorded; one whose runs finished before any record keeps
-    none (its family was declared after them), and a recorded one is checked, never rewritten."""
+def test_a_sweep_records_the_family_once_and_says_whether_it_came_before_the_runs(tmp_path):
+    """A table with no finished run gets its family recorded; one whose runs finished before any record gets it
+    marked as declared after them; a recorded one is checked, never rewritten."""
     grid = load_grid(ROOT / "configs/ablations/pairs.yaml", ROOT)
     fresh, old = tmp_path / "fresh", tmp_path / "old"
     questions.record(fresh, grid, ROOT, started=False)
@@ -153,8 +158,8 @@ def test_a_sweep_records_the_family_before_its_first_run_and_only_then(tmp_path)
     before = (fresh / questions.FILE).read_bytes()
     questions.record(fresh, grid, ROOT, started=True)
     assert (fresh / questions.FILE).read_bytes() == before
-    questions.record(old, grid, ROOT, started=True)
-    assert questions.recorded(old) is None
+    questions.record(old, grid, ROOT, started=True)  # a table made before families: fixed now, marked as after
+    assert questions.read_record(old) == {"declared": questions.declared(grid, ROOT), "after_runs": True}
 
 
 def test_a_page_that_judges_an_undeclared_question_is_refused(tmp_path, capsys):

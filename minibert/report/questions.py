@@ -14,8 +14,9 @@ ask until something is decided. So every grid declares its family in its config,
 
 A question is written as a page asks it: `<experiment> <metric>[<category>] vs <experiment> <metric>[...]` for a
 paired difference (either way round), `<experiment> <metric> >= 0.03` for a claim's bound, with `{seeds a,b}`
-after a side that reads only some seeds. A sweep into a folder with no finished run records the family there
-(`family.json`) before it trains; a later sweep, or a report, refuses a family changed since (`check_recorded`).
+after a side that reads only some seeds. A sweep records the family beside its table (`family.json`) before it
+trains, and a later sweep or a report refuses a family changed since (`check_recorded`). A table made before
+families were declared records it at its next sweep, marked as declared after its runs.
 A declared question no page reads counts in Holm's step-down at p = 1.
 
 Example:
@@ -44,7 +45,7 @@ from minibert.report.table import split
 FOLDER = Path("configs/families")
 _SIDE = r"[^\s\[\]{}]+ [^\s\[\]{}]+(?:\[[^\s\]]+\])?(?: \{seeds \d+(?:,\d+)*\})?"
 QUESTION = re.compile(rf"{_SIDE} vs {_SIDE}|{_SIDE} (?:>=|<=) \S+")  # what `pair` and `bound` write
-FILE = "family.json"  # beside a table: the family its runs recorded before the first of them trained
+FILE = "family.json"  # beside a table: the family it is held to, recorded by the sweep that made it
 GROUP = {"metric", "pairs", "among", "of", "metrics", "categories", "each"}  # the keys a group of questions may hold
 
 
@@ -165,23 +166,33 @@ def source(grid: Grid, root: str | Path) -> str:
     return " and ".join(where)
 
 
-def recorded(out: str | Path) -> list[str] | None:
-    """The family a table's runs recorded before the first of them trained (`<out>/family.json`), or None."""
+def read_record(out: str | Path) -> dict | None:
+    """`<out>/family.json`: the family a table is held to (`declared`) and whether it was recorded after its
+    first run had finished (`after_runs`); None where there is none."""
     path = Path(out) / FILE
     if not path.is_file():
         return None
     try:
-        found = json.loads(path.read_text())["declared"]
-    except (ValueError, KeyError, TypeError):
+        found = json.loads(path.read_text())
+        declared_, after = found["declared"], found.get("after_runs", False)
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise FamilyError(f"{path}: not a family record (JSON with a list `declared`)") from None
-    if not isinstance(found, list) or not all(isinstance(q, str) for q in found):
+    if not isinstance(declared_, list) or not all(isinstance(q, str) for q in declared_):
         raise FamilyError(f"{path}: `declared` must be a list of questions")
-    return found
+    if not isinstance(after, bool):
+        raise FamilyError(f"{path}: `after_runs` must be true or false")
+    return {"declared": declared_, "after_runs": after}
+
+
+def recorded(out: str | Path) -> list[str] | None:
+    """The family a table is held to (`<out>/family.json`), or None."""
+    found = read_record(out)
+    return None if found is None else found["declared"]
 
 
 def check_recorded(questions: list[str], out: str | Path, source: str) -> None:
-    """Refuse a family other than the one the table's runs recorded (`<out>/family.json`), naming the first
-    question that differs."""
+    """Refuse a family other than the one the table recorded (`<out>/family.json`), naming the first question
+    that differs."""
     then = recorded(out)
     if then is None:
         return
@@ -197,20 +208,23 @@ def check_recorded(questions: list[str], out: str | Path, source: str) -> None:
 
 
 def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None:
-    """Before a sweep trains: check `grid`'s family against the one `out`'s runs recorded, or, for a table with
-    no finished run yet, record it (`<out>/family.json`). A table whose runs finished before any family was
-    recorded keeps none: its family was declared after them, and its pages say so."""
+    """Before a sweep trains: check `grid`'s family against the one `out` recorded, or record it
+    (`<out>/family.json`). Recorded once some of its runs had finished (`started`, a table made before families
+    were declared), it says so, and its pages say its family was declared after its runs; either way it is fixed
+    from then on."""
     found = declared(grid, root)
     check_recorded(found, out, source(grid, root))
-    if recorded(out) is None and not started:
-        write_atomic(Path(out) / FILE, json.dumps({"declared": found, "source": source(grid, root)}, indent=1) + "\n")
+    if recorded(out) is None:
+        text = json.dumps({"declared": found, "source": source(grid, root), "after_runs": started}, indent=1)
+        write_atomic(Path(out) / FILE, text + "\n")
 
 
 def declare(data, grid: Grid, root: str | Path) -> None:
     """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
-    runs recorded; a family its runs did not record is said to be declared after them."""
+    table recorded; a family recorded after its runs, or never, is said to be declared after them."""
     found, where = declared(grid, root), source(grid, root)
-    if data.out:
+    record_ = read_record(data.out) if data.out else None
+    if record_ is not None:
         check_recorded(found, data.out, where)
-    before = bool(data.out) and recorded(data.out) is not None
+    before = record_ is not None and not record_["after_runs"]
     data.family.declare(found, where + ("" if before else ", after its runs"))
