@@ -33,8 +33,8 @@ from minibert.stats.intervals import (
     with_sampling,
 )
 
-__all__ = ["NAN", "Interval", "Family", "canonical", "summary", "paired", "reference", "sign", "verdict"]
-__all__ += ["fmt", "number", "sd"]  # formatting
+__all__ = ["NAN", "Interval", "Family", "canonical", "summary", "paired", "reference", "sign", "verdict", "fmt",
+           "number", "sd"]  # fmt: skip
 
 
 def summary(values: Mapping[int, float], n: float | None, proportion: bool) -> Interval:
