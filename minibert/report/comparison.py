@@ -31,7 +31,6 @@ from pathlib import Path
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.report.query import Data, Diff
-from minibert.report.stats import Interval
 from minibert.report.table import TableError, read_json, split
 from minibert.stats import accuracies, betting, intervals, scoreboard
 from minibert.stats.betting import ALPHA, SequentialVerdict
@@ -422,7 +421,7 @@ def as_diff(data: Data, j: Judged) -> Diff | None:
     if a is None or b is None:
         return None
     iv, lower = j.interval, scoreboard.lower_is_better(j.pair.metric)
-    return Diff(a, b, Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if lower else iv, lower)
+    return Diff(a, b, -iv if lower else iv, lower)
 
 
 def record_path(folder: Path, name: str) -> Path:

@@ -22,7 +22,6 @@ from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
 from minibert.report import comparison, curves, figures, provenance, questions, stats, table
 from minibert.report.query import Data, Diff
-from minibert.report.stats import Interval
 from minibert.stats import accuracies
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
@@ -67,11 +66,9 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
         iv, figure = s.interval, questions.side(claim.value.experiment, metric, category)
         checks = []  # (the interval oriented so that > 0 is the claimed side, its question)
         if (b := claim.at_least) is not None:
-            up = Interval(iv.mean - b, iv.lo - b, iv.hi - b, iv.seeds, iv.df)
-            checks.append((up, questions.bound(figure, at_least=b)))
+            checks.append((iv.minus(b), questions.bound(figure, at_least=b)))
         if (b := claim.at_most) is not None:
-            down = Interval(b - iv.mean, b - iv.hi, b - iv.lo, iv.seeds, iv.df)
-            checks.append((down, questions.bound(figure, at_most=b)))
+            checks.append((-iv.minus(b), questions.bound(figure, at_most=b)))
         sides = [stats.sign(d, data.family, q) for d, q in checks]
         holds, fails = all(x > 0 for x in sides), any(x < 0 for x in sides)
         bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
@@ -133,7 +130,7 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
                 continue
             iv = d.interval
             if (j.pair.a != claim.higher.experiment) != via_gap:  # to higher − lower, on the claim's metric
-                iv = Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+                iv = -iv
             high, low = (data.stat(*table.split(metric), experiment=r.experiment) for r in (claim.higher, claim.lower))
             d = Diff(high, low, iv, False)  # > 0: the claim's side, as a fixed-sample claim reads
             verdict = "holds" if iv.lo > 0 else "fails" if iv.hi < 0 else "undecided"

@@ -123,7 +123,7 @@ class Diff(_Interval):
     def favour(self) -> Interval:
         """The interval oriented so that > 0 favours A."""
         iv = self.interval
-        return Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df) if self.lower_is_better else iv
+        return -iv if self.lower_is_better else iv
 
     def verdict(self, a: str = "A", b: str = "B", margin: float | None = None) -> str:
         return stats.verdict(self.favour, margin, a, b, self.family, self.question)
@@ -138,7 +138,7 @@ class Diff(_Interval):
         scale = 100 if self.a.proportion else 1
         iv = self.favour
         if side := self.sign():
-            better = iv if side > 0 else Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
+            better = iv if side > 0 else -iv
             return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
         return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
 

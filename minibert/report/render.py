@@ -242,9 +242,7 @@ class Renderer:
                 if j.pair.metric == metric and {j.pair.a, j.pair.b} == {a, b}:
                     diff = comparison.as_diff(data, j)
                     if diff is not None and j.pair.a == b:  # recorded the other way round
-                        iv = diff.interval
-                        flipped = stats.Interval(-iv.mean, -iv.hi, -iv.lo, iv.seeds, iv.df)
-                        diff = dataclasses.replace(diff, a=diff.b, b=diff.a, interval=flipped)
+                        diff = dataclasses.replace(diff, a=diff.b, b=diff.a, interval=-diff.interval)
                     if diff is not None:
                         return Answer(diff, f"comparisons/{path.stem}", j.verdict.look if j.stopped else j.looks)
         diff = data.diff(metric, {"experiment": a}, {"experiment": b})

@@ -63,6 +63,14 @@ class Interval:
     seeds: int
     df: float = math.inf
 
+    def __neg__(self) -> Interval:
+        """B - A from A - B: the same interval, mirrored."""
+        return Interval(-self.mean, -self.hi, -self.lo, self.seeds, self.df)
+
+    def minus(self, value: float) -> Interval:
+        """The interval of (the figure - `value`): a figure read against a bound."""
+        return Interval(self.mean - value, self.lo - value, self.hi - value, self.seeds, self.df)
+
     @property
     def contains_zero(self) -> bool:
         return self.lo <= 0 <= self.hi
