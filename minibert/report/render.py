@@ -50,7 +50,7 @@ from pathlib import Path
 
 import jinja2
 
-from minibert.ablation.grid import GridError
+from minibert.ablation.grid import Grid, GridError
 from minibert.atomic_writes import write_atomic
 from minibert.report import (
     comparison,
@@ -153,6 +153,7 @@ class Renderer:
         for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
             self.env.globals[key] = functools.partial(self._model, model)
         self.tables: dict[Path, Data] = {}
+        self.grids: dict[Path, Grid] = {}  # table folder -> its grid, loaded once
         self.studies: dict[Path, validity.Study] = {}
         self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
         self.touched: set[Path] = set()  # the tables the page being rendered reads
@@ -168,10 +169,17 @@ class Renderer:
         if folder not in self.tables:
             data = Data.load(folder)
             data.family.name = os.path.relpath(folder, self.root.resolve())
-            questions.declare(data, grid_report.grid_of(folder, self.root), self.root)
+            questions.declare(data, self.grid_of(folder), self.root)
             self.tables[folder] = data
         self.touched.add(folder)
         return self.tables[folder]
+
+    def grid_of(self, folder: Path) -> Grid:
+        """The grid whose table is in `folder` (minibert.report.grid_report.grid_of), loaded once a render."""
+        folder = Path(folder).resolve()
+        if folder not in self.grids:
+            self.grids[folder] = grid_report.grid_of(folder, self.root)
+        return self.grids[folder]
 
     def grid(self, name: str) -> Data:
         return self.data(self.root / grid_dir(name))
@@ -265,11 +273,11 @@ class Renderer:
 
     def finetune(self) -> finetune.Finetune:
         """The fine-tuning page's model: the default grid's regimes, its config's write-up figures and claims."""
-        return finetune.Finetune(self.grid("default"), grid_report.grid_of(self.root / grid_dir("default"), self.root))
+        return finetune.Finetune(self.grid("default"), self.grid_of(self.root / grid_dir("default")))
 
     def writeup(self) -> writeup.WriteUp:
         """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
-        grid = grid_report.grid_of(self.root / grid_dir("default"), self.root)
+        grid = self.grid_of(self.root / grid_dir("default"))
         return writeup.WriteUp(self.grid("default"), self.grid("probes"), grid)
 
     def transfer(self) -> transfer.Transfer:
@@ -364,7 +372,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
         for out in outs:  # every table read, and checked, before anything asks it which grid it holds
             data = renderer.data(out)
             _ = data.curves, data.provenance  # and the narrow tables beside it, read (once) and checked here
-        grids = [(out, grid_report.grid_of(out, root)) for out in outs]
+        grids = [(out, renderer.grid_of(out)) for out in outs]
         for out, grid in grids:
             grid_report.collect(grid, renderer.data(out), Path(out))
         for template in templates:
