@@ -154,7 +154,7 @@ def test_a_sweep_records_the_family_once_and_says_whether_it_came_before_the_run
     grid = load_grid(ROOT / "configs/ablations/pairs.yaml", ROOT)
     fresh, old = tmp_path / "fresh", tmp_path / "old"
     questions.record(fresh, grid, ROOT, started=False)
-    assert questions.recorded(fresh) == questions.declared(grid, ROOT)
+    assert questions.read_record(fresh)["declared"] == questions.declared(grid, ROOT)
     before = (fresh / questions.FILE).read_bytes()
     questions.record(fresh, grid, ROOT, started=True)
     assert (fresh / questions.FILE).read_bytes() == before

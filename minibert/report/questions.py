@@ -148,8 +148,7 @@ def declared(grid: Grid, root: str | Path) -> list[str]:
                 found.append(q)
     names = set(grid.names)
     for q in found:
-        for part in q.replace(" vs ", "\n").splitlines():
-            experiment = part.split()[0] if part.split() else ""
+        for experiment in (part.split(maxsplit=1)[0] for part in q.split(" vs ")):
             if experiment not in names:
                 raise FamilyError(f"{path or grid.path}: {q!r} names {experiment!r}, which is not an experiment of "
                                   f"{grid.path}")  # fmt: skip
@@ -184,19 +183,12 @@ def read_record(out: str | Path) -> dict | None:
     return {"declared": declared_, "after_runs": after}
 
 
-def recorded(out: str | Path) -> list[str] | None:
-    """The family a table is held to (`<out>/family.json`), or None."""
-    found = read_record(out)
-    return None if found is None else found["declared"]
-
-
-def check_recorded(questions: list[str], out: str | Path, source: str) -> None:
-    """Refuse a family other than the one the table recorded (`<out>/family.json`), naming the first question
-    that differs."""
-    then = recorded(out)
-    if then is None:
+def check_recorded(questions: list[str], found: dict | None, out: str | Path, source: str) -> None:
+    """Refuse a family other than the one the table recorded (`found`, its `read_record`), naming the first
+    question that differs; nothing recorded passes."""
+    if found is None:
         return
-    now, then = {canonical(q) for q in questions}, {canonical(q) for q in then}
+    now, then = {canonical(q) for q in questions}, {canonical(q) for q in found["declared"]}
     if now != then:
         added, removed = sorted(now - then), sorted(then - now)
         first = f"added {added[0]!r}" if added else f"removed {removed[0]!r}"
@@ -212,10 +204,10 @@ def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None
     (`<out>/family.json`). Recorded once some of its runs had finished (`started`, a table made before families
     were declared), it says so, and its pages say its family was declared after its runs; either way it is fixed
     from then on."""
-    found = declared(grid, root)
-    check_recorded(found, out, source(grid, root))
-    if recorded(out) is None:
-        text = json.dumps({"declared": found, "source": source(grid, root), "after_runs": started}, indent=1)
+    found, where, before = declared(grid, root), source(grid, root), read_record(out)
+    check_recorded(found, before, out, where)
+    if before is None:
+        text = json.dumps({"declared": found, "source": where, "after_runs": started}, indent=1)
         write_atomic(Path(out) / FILE, text + "\n")
 
 
@@ -223,8 +215,7 @@ def declare(data, grid: Grid, root: str | Path) -> None:
     """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
     table recorded; a family recorded after its runs, or never, is said to be declared after them."""
     found, where = declared(grid, root), source(grid, root)
-    record_ = read_record(data.out) if data.out else None
-    if record_ is not None:
-        check_recorded(found, data.out, where)
-    before = record_ is not None and not record_["after_runs"]
-    data.family.declare(found, where + ("" if before else ", after its runs"))
+    before = read_record(data.out) if data.out else None
+    check_recorded(found, before, data.out, where)
+    in_time = before is not None and not before["after_runs"]
+    data.family.declare(found, where + ("" if in_time else ", after its runs"))
