@@ -79,12 +79,15 @@ def default_grid(tmp_path_factory):
 
 
 def start_grid(grid: str, out: Path, *args: str) -> subprocess.Popen:
-    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds, started in its own process group,
-    its stderr in OUT/stderr.txt."""
+    """`python scripts/ablate.py --grid GRID --out OUT ARGS` with 3 seeds, started in its own process group at a
+    lower priority (nice 10, its workers too), its stderr in OUT/stderr.txt. Trained beside the tests, it takes
+    the cores they leave idle and yields the ones they use."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "stderr.txt", "w") as err:
-        return subprocess.Popen([sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args],
+        proc = subprocess.Popen([sys.executable, "scripts/ablate.py", "--grid", grid, "--out", str(out), *args],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)  # fmt: skip
+    os.setpriority(os.PRIO_PGRP, proc.pid, 10)  # its process group: the workers it forks inherit it
+    return proc
 
 
 def finished_grid(grid: str, out: Path, proc: subprocess.Popen, timeout: float = 1800):
@@ -105,10 +108,6 @@ DYCK_CLAIMS = ("configs/ablations/dyck.yaml", "--only",
 _BACKGROUND: dict[str, tuple[subprocess.Popen, Path]] = {}
 
 
-def _needs(items, fixture: str) -> bool:
-    return any(fixture in getattr(item, "fixturenames", ()) for item in items)
-
-
 def pytest_xdist_auto_num_workers(config) -> int | None:
     """`-n auto` (pyproject's addopts) is every core for the fast tier; the claim tests (`-m slow`) run in this one
     process, since their grids take every core themselves and their fixtures are trained once per session."""
@@ -118,11 +117,21 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected what will not run
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """The Dyck claims run last: their grid (the claim tier's longest item) trains in the background from the
-    start, with two workers, beside the claim tests before them, most of which keep one core of two busy."""
-    items.sort(key=lambda item: "dyck_grid" in getattr(item, "fixturenames", ()))  # stable: the rest keep order
-    if _needs(items, "dyck_grid"):
+    """The Dyck claims' grid (the claim tier's longest item) trains in the background from the start, with two
+    workers at a lower priority; the tests that keep one core busy run first, beside it, then those whose runs
+    take every core, and the Dyck claims last."""
+    items.sort(key=_phase)  # stable: within a phase, the collection's order
+    if any(_phase(item) == 2 for item in items):
         _start_dyck_grid()
+
+
+def _phase(item) -> int:
+    """0: a test in this one process (or one more); 1: one whose runs take every core (marked `every_core`, or
+    training the default grid); 2: the Dyck claims, which wait for their grid."""
+    fixtures = getattr(item, "fixturenames", ())
+    if "dyck_grid" in fixtures:
+        return 2
+    return int(item.get_closest_marker("every_core") is not None or "default_grid" in fixtures)
 
 
 def _start_dyck_grid() -> None:

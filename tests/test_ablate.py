@@ -343,6 +343,7 @@ def test_malformed_grid_is_a_clear_error(tmp_path, content, message, scripts, ca
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # no API key, no mode preset
@@ -369,6 +370,7 @@ def test_wandb_logger_runs_offline_one_wandb_run_per_training_run(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_runner_survives_repeated_sigkills_at_random_points(tmp_path):
     """SIGKILL the runner (and its workers) at random moments, several times; the final rerun
     completes, trains only what no killed invocation finished and reuses the rest, every run is in results.csv

@@ -47,6 +47,7 @@ def summaries(out: Path) -> dict[Path, dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(tmp_path):
     grid, out = tiny_grid(tmp_path / "grid.yaml"), tmp_path / "out"
     args = [sys.executable, "scripts/ablate.py", "--grid", str(grid), "--out", str(out), "--only",
@@ -90,6 +91,7 @@ def live_members(group: int) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stop_signal_ends_the_runner_in_one_message_and_the_rerun_completes_the_grid(tmp_path, signum, status):
     """SIGTERM to the runner (a scheduler) or SIGINT to its whole process group (Ctrl-C in a terminal): one
@@ -246,6 +248,7 @@ def test_unwritable_out_is_one_line_with_status_3(finished, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_submitit_local_backend_gives_the_same_metrics_as_local_workers(finished, tmp_path):
     grid, out = finished
     result = ablate("--grid", str(grid), "--out", str(tmp_path / "submitit"), "--only", "pretrain/bidirectional",

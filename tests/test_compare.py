@@ -337,6 +337,7 @@ def test_a_failed_seed_is_one_a_guesser_would_match_on_its_languages_validation_
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_a_plugin_file_is_run_against_every_arm_of_its_yardsticks(tmp_path, scripts):
     (tmp_path / "half_masked.py").write_text(PLUGIN)
     yardsticks = {"languages": {"brackets": {
@@ -523,6 +524,7 @@ def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_mlm(tmp_path, scripts):
     """The default measure end to end on Dyck at a small budget: only pre-training runs, every arm graded on the
     same pairs per seed, and an objective that is MLM under another name ties MLM seed by seed, so its verdict

@@ -42,6 +42,7 @@ class BatchLog(L.Callback):
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_ddp_two_ranks_matches_single_process(tmp_path):
     root = tmp_path / "ddp"
     done = run_fit(

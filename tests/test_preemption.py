@@ -23,7 +23,7 @@ SHORT = [f"--trainer.max_steps={MAX_STEPS}", "--trainer.val_check_interval=100",
 
 
 def signal_after_first_checkpoint(tmp_path: Path, root: Path, signum: int):
-    """Start a run, send `signum` as soon as its step-25 checkpoint exists; returns (status, stderr, args)."""
+    """Start a run, send `signum` shortly after its step-25 checkpoint exists; returns (status, stderr, args)."""
     config = tmp_path / "every_25.yaml"
     config.write_text(checkpoints_every(25))
     args = ["-c", "configs/pretrain.yaml", "-c", config, *SHORT, f"--trainer.default_root_dir={root}"]
@@ -33,6 +33,7 @@ def signal_after_first_checkpoint(tmp_path: Path, root: Path, signum: int):
         deadline = time.monotonic() + 120
         while newest_last_checkpoint(root) is None and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
+        time.sleep(0.3)  # a few steps on: a signal at step 25's own end would be saved where the cadence saved
         assert proc.poll() is None, "the run ended before it could be signalled"
         proc.send_signal(signum)
         status = proc.wait(timeout=120)

@@ -177,6 +177,7 @@ def test_quick_needs_its_own_out_folder_a_grid_with_a_quick_variant_and_never_mi
 
 
 @pytest.mark.slow
+@pytest.mark.every_core
 def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_path):
     """Three arms (one that answers no cloze question) in all four settings at the quick budget, two seeds: the
     runner trains them, the table holds every setting's figures, and the study's page renders from it."""
