@@ -67,7 +67,7 @@ def test_a_damaged_table_is_one_line_naming_where_with_status_2(tmp_path, capsys
         ("code.csv", "", "not a code table"),
         ("code.csv", "code,file\nabc,minibert/model.py\n", "lacks the column(s) hash"),
         ("run.json", "{broken", "not JSON (line 1, column 2"),
-        ("family.json", "{broken", "not a family record"),
+        ("family.json", "{broken", "family.json: not JSON (line 1, column 2"),
         ("family.json", '{"declared": 3}', "`declared` must be a list of questions"),
         ("comparisons/x.json", "{}", "lacks design, looks"),
         ("comparisons/x.json", "[1]", "a JSON list, not an object"),

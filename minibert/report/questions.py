@@ -15,7 +15,7 @@ ask until something is decided. So every grid declares its family in its config,
 A question is written as a page asks it: `<experiment> <metric>[<category>] vs <experiment> <metric>[...]` for a
 paired difference (either way round), `<experiment> <metric> >= 0.03` for a claim's bound, with `{seeds a,b}`
 after a side that reads only some seeds. A sweep records the family beside its table (`family.json`) before it
-trains, and a later sweep or a report refuses a family changed since (`check_recorded`). A table made before
+trains, and a later sweep or a report refuses a family changed since (`record`, `declare`). A table made before
 families were declared records it at its next sweep, marked as declared after its runs.
 A declared question no page reads counts in Holm's step-down at p = 1.
 
@@ -40,7 +40,7 @@ import yaml
 from minibert.ablation.grid import Claim, Grid
 from minibert.atomic_writes import write_atomic
 from minibert.report.stats import canonical
-from minibert.report.table import split
+from minibert.report.table import read_json, split
 
 FOLDER = Path("configs/families")
 _SIDE = r"[^\s\[\]{}]+ [^\s\[\]{}]+(?:\[[^\s\]]+\])?(?: \{seeds \d+(?:,\d+)*\})?"
@@ -167,15 +167,12 @@ def source(grid: Grid, root: str | Path) -> str:
 
 def read_record(out: str | Path) -> dict | None:
     """`<out>/family.json`: the family a table is held to (`declared`) and whether it was recorded after its
-    first run had finished (`after_runs`); None where there is none."""
+    first run had finished (`after_runs`); None where there is none. A damaged one is a TableError, in one line."""
     path = Path(out) / FILE
     if not path.is_file():
         return None
-    try:
-        found = json.loads(path.read_text())
-        declared_, after = found["declared"], found.get("after_runs", False)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise FamilyError(f"{path}: not a family record (JSON with a list `declared`)") from None
+    found = read_json(path, ("declared",))
+    declared_, after = found["declared"], found.get("after_runs", False)
     if not isinstance(declared_, list) or not all(isinstance(q, str) for q in declared_):
         raise FamilyError(f"{path}: `declared` must be a list of questions")
     if not isinstance(after, bool):
@@ -183,20 +180,22 @@ def read_record(out: str | Path) -> dict | None:
     return {"declared": declared_, "after_runs": after}
 
 
-def check_recorded(questions: list[str], found: dict | None, out: str | Path, source: str) -> None:
-    """Refuse a family other than the one the table recorded (`found`, its `read_record`), naming the first
-    question that differs; nothing recorded passes."""
-    if found is None:
-        return
-    now, then = {canonical(q) for q in questions}, {canonical(q) for q in found["declared"]}
-    if now != then:
-        added, removed = sorted(now - then), sorted(then - now)
-        first = f"added {added[0]!r}" if added else f"removed {removed[0]!r}"
-        raise FamilyError(
-            f"{Path(out) / FILE}: the family declared in {source} differs from the one its runs recorded "
-            f"({len(added)} question(s) added, {len(removed)} removed; {first}): a family is fixed before the runs; "
-            "restore the declaration, or run the grid again into a new folder"
-        )
+def _checked(out: str | Path | None, grid: Grid, root: str | Path) -> tuple[list[str], str, dict | None]:
+    """(the questions `grid` declares, where it declares them, the record `out` holds), refusing a family other
+    than the one the table recorded, naming the first question that differs; nothing recorded passes."""
+    found, where = declared(grid, root), source(grid, root)
+    before = read_record(out) if out is not None else None
+    if before is not None:
+        now, then = {canonical(q) for q in found}, {canonical(q) for q in before["declared"]}
+        if now != then:
+            added, removed = sorted(now - then), sorted(then - now)
+            first = f"added {added[0]!r}" if added else f"removed {removed[0]!r}"
+            raise FamilyError(
+                f"{Path(out) / FILE}: the family declared in {where} differs from the one its runs recorded "
+                f"({len(added)} question(s) added, {len(removed)} removed; {first}): a family is fixed before the "
+                "runs; restore the declaration, or run the grid again into a new folder"
+            )
+    return found, where, before
 
 
 def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None:
@@ -204,8 +203,7 @@ def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None
     (`<out>/family.json`). Recorded once some of its runs had finished (`started`, a table made before families
     were declared), it says so, and its pages say its family was declared after its runs; either way it is fixed
     from then on."""
-    found, where, before = declared(grid, root), source(grid, root), read_record(out)
-    check_recorded(found, before, out, where)
+    found, where, before = _checked(out, grid, root)
     if before is None:
         text = json.dumps({"declared": found, "source": where, "after_runs": started}, indent=1)
         write_atomic(Path(out) / FILE, text + "\n")
@@ -214,8 +212,6 @@ def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None
 def declare(data, grid: Grid, root: str | Path) -> None:
     """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
     table recorded; a family recorded after its runs, or never, is said to be declared after them."""
-    found, where = declared(grid, root), source(grid, root)
-    before = read_record(data.out) if data.out else None
-    check_recorded(found, before, data.out, where)
+    found, where, before = _checked(data.out, grid, root)
     in_time = before is not None and not before["after_runs"]
     data.family.declare(found, where + ("" if in_time else ", after its runs"))
