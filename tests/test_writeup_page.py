@@ -22,7 +22,7 @@ def grid():
 
 
 def page(g=None) -> WriteUp:
-    return WriteUp(Data.load(ROOT / "results"), Data.load(ROOT / "results/probes"), g or grid())
+    return WriteUp(Data.load(ROOT / "results"), lambda: Data.load(ROOT / "results/probes"), g or grid())
 
 
 def test_every_published_figure_is_the_grids_quote():

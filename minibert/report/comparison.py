@@ -130,6 +130,19 @@ class Design:
     def unit(self) -> str:
         return "points" if all(is_proportion(p.metric) for p in self.pairs) else "units"
 
+    @property
+    def arms(self) -> list[str]:
+        """Every arm of the pairs, once, in the order the pairs name them."""
+        return list(dict.fromkeys(arm for p in self.pairs for arm in (p.a, p.b)))
+
+    @property
+    def fails_below(self) -> dict[str, float | None]:
+        """Family -> the figure below which one of its seeds did not learn (its first pair's)."""
+        out: dict[str, float | None] = {}
+        for p in self.pairs:
+            out.setdefault(p.family, p.fails_below)
+        return out
+
     def seeds(self, looks: int) -> list[int]:
         return list(range(self.first_seed, self.first_seed + looks))
 
@@ -193,6 +206,15 @@ class Judged:
     def stopped(self) -> bool:
         """Decided, inside the margin, or at the cap: no more seeds for this pair."""
         return self.verdict.reason != "below the cap"
+
+    @property
+    def decided(self) -> bool:
+        """Stopped on a verdict: its sign decided or its interval inside the margin (not at the cap)."""
+        return self.verdict.reason in ("sign decided", "interval inside ±m")
+
+    @property
+    def sign_decided(self) -> bool:
+        return self.verdict.reason == "sign decided"
 
     @property
     def interval(self):
@@ -451,7 +473,21 @@ class Recorded:
 
     @property
     def decided(self) -> int:
-        return sum(j.verdict.reason in ("sign decided", "interval inside ±m") for j in self.judged)
+        return sum(j.decided for j in self.judged)
+
+    @property
+    def decided_pairs(self) -> list[Judged]:
+        return [j for j in self.judged if j.decided]
+
+    @property
+    def with_failures(self) -> list[Judged]:
+        """The pairs where either arm had a seed that did not learn."""
+        return [j for j in self.judged if j.failures and j.failures.any]
+
+    @property
+    def most_looks(self) -> int:
+        """The most seeds any pair ran."""
+        return max(j.looks for j in self.judged)
 
 
 def recorded(folder: str | Path, name: str, data) -> Recorded:

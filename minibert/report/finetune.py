@@ -64,10 +64,12 @@ class Finetune:
 
     def parameters(self) -> dict[str, int]:
         """The classifier, its head, the encoder, the pre-training model and its MLM head, as the runs counted them,
-        and the write-up's classifier."""
+        the write-up's classifier and what it has beyond pre-training's model (`beyond_pretrained`; 1 in
+        `kept_mlm_head` where that is our head: the write-up's classifier kept the MLM head)."""
         classifier = int(self.data.stat("params", regime="full").mean)
         head = int(self.data.stat("trainable_params", regime="frozen").mean)
         pretrained = int(self.data.stat("params", experiment="pretrain/bidirectional").mean)
+        published = int(self.published("full", "trainable_params"))
         return {"classifier": classifier, "head": head, "encoder": classifier - head, "pretrained": pretrained,
-                "mlm_head": pretrained - classifier + head,
-                "published": int(self.published("full", "trainable_params"))}  # fmt: skip
+                "mlm_head": pretrained - classifier + head, "published": published,
+                "beyond_pretrained": published - pretrained, "kept_mlm_head": int(published - pretrained == head)}  # fmt: skip

@@ -79,6 +79,11 @@ class Measurement:
         self.mean(key)
         return max(self.values[key])
 
+    def least(self, key: str) -> float:
+        """The smallest of the values `key`."""
+        self.mean(key)
+        return min(self.values[key])
+
 
 def load(root: str | Path = ".") -> dict[str, Measurement]:
     """Every entry of the file under `root`; QueryError naming the entry and field that is missing or wrong."""

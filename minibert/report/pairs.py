@@ -67,6 +67,15 @@ class Phenomenon:
         return [a for a, m in self.means.items() if m > self.best_floor]
 
     @property
+    def lowest(self) -> float:
+        """The lowest arm's mean."""
+        return min(self.means.values())
+
+    @property
+    def highest(self) -> float:
+        return max(self.means.values())
+
+    @property
     def spread(self) -> float:
         """SD of the arms' means: how far apart the objectives sit, to read against `seed_sd`."""
         values = list(self.means.values())

@@ -167,6 +167,11 @@ class Data:
         return cls(table.read(out), made, str(out), invocation=invocation if isinstance(invocation, dict) else {})
 
     @property
+    def how_made(self) -> dict[str, str]:
+        """run.json's fields as a page lists them: the command in backticks, the others as recorded."""
+        return {k: f"`{v}`" if k == "command" else str(v) for k, v in self.made.items()}
+
+    @property
     def wall_time_s(self) -> float:
         """The wall time of the invocation that wrote the table, as its run.json records it."""
         if not isinstance(self.invocation.get("wall_time_s"), int | float):

@@ -66,6 +66,7 @@ from minibert.report import (
     masking_rate,
     measurements,
     objectives,
+    pace,
     pairs,
     probes,
     provenance,
@@ -141,7 +142,7 @@ class Renderer:
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(self.root / PAGES)),
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
-        self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
+        self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number, minutes=stats.minutes, percent=stats.percent, span=stats.span, pace=self.pace,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
@@ -256,6 +257,10 @@ class Renderer:
         diff = data.diff(metric, {"experiment": a}, {"experiment": b})
         return Answer(diff, "", diff.interval.seeds)
 
+    def pace(self, name: str, record: comparison.Recorded, first: str) -> pace.Pace:
+        """How fast the machine ran grid `name`'s `record` against grid `first`'s (minibert.report.pace)."""
+        return pace.Pace.of(self.grid(name), self.grid(first), record.wall_s)
+
     def dyck_page(self) -> dyck_page.DyckPage:
         """The Dyck page's tables and readings (minibert.report.dyck_page), over the Dyck, variance and recipe grids."""
         return dyck_page.DyckPage(self.grid("dyck"), self.grid("dyck_variance"), self.grid("recipe"))
@@ -278,7 +283,7 @@ class Renderer:
     def writeup(self) -> writeup.WriteUp:
         """The original write-up reproduced figure by figure, from the default grid and the quotes in its config."""
         grid = self.grid_of(self.root / grid_dir("default"))
-        return writeup.WriteUp(self.grid("default"), self.grid("probes"), grid)
+        return writeup.WriteUp(self.grid("default"), lambda: self.grid("probes"), grid)
 
     def transfer(self) -> transfer.Transfer:
         """Dyck's comparisons judged on Dyck and on text, and whether they agree (minibert.report.transfer)."""

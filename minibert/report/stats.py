@@ -239,6 +239,22 @@ def number(x: float, scale: float = 100, digits: int = 1) -> str:
     return f"{x * scale:,.{digits}f}"
 
 
+def minutes(seconds: float, digits: int = 1) -> str:
+    """A duration in seconds, in minutes to `digits` decimals: 1,758 -> '29.3'."""
+    return number(seconds / 60, 1, digits)
+
+
+def percent(x: float) -> str:
+    """A share as a percentage in its shortest form: 0.6 -> '60', 0.125 -> '12.5'."""
+    return f"{x * 100:g}"
+
+
+def span(seeds: Iterable[int]) -> str:
+    """The first to the last of some seeds: [3, 0, 4] -> '0-4'."""
+    seeds = list(seeds)
+    return f"{min(seeds)}-{max(seeds)}"
+
+
 def rate(x: float) -> str:
     """A learning rate as configs are read aloud: 0.01 -> '1e-2', 0.003 -> '3e-3'."""
     mantissa, exponent = f"{x:.0e}".split("e")

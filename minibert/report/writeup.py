@@ -4,13 +4,15 @@ configs/ablations/default.yaml), with whether the two differ by more than noise.
 
 Example:
     >>> from minibert.ablation.grid import load_grid
-    >>> w = WriteUp(Data.load("results"), Data.load("results/probes"), load_grid("configs/ablations/default.yaml"))
+    >>> w = WriteUp(Data.load("results"), lambda: Data.load("results/probes"), load_grid("configs/ablations/default.yaml"))
     >>> w.far.label  # doctest: +SKIP
     'never graded on a visible token (`p_mask=1`): kept positions'
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from minibert.ablation.grid import Grid
@@ -21,6 +23,8 @@ from minibert.report.stats import Interval
 B, C = "pretrain/bidirectional", "pretrain/causal"
 FEATURES = {"emb": "the embeddings", "layer1": "layer 1", "layer2": "layer 2", "concat2": "layers 1-2"}
 PROBE = "probe"  # the row of the best linear probe, from the probes grid
+AT_CEILING = 0.01  # the MLMs this close to their ceilings: a gap to the write-up is the validation set's make-up
+SEEDS_DISAGREE = 0.05  # seeds whose figures spread wider than this SD disagree
 # (label, [(experiment, metric as the grid quotes it, what the ceiling column shows: ceiling, bayes, both, none)])
 ROWS = [
     ("bidirectional MLM, all masked tokens", [(B, "val/acc", "ceiling")]),
@@ -55,6 +59,15 @@ class Compared:
     against: Interval
 
     @property
+    def part(self) -> str:
+        """' (closers)' where the row's label names several figures, so the category says which one; else ''."""
+        return f" ({self.category})" if self.category and "/" in self.label else ""
+
+    @property
+    def seeds_agree(self) -> bool:
+        return self.ours.sd <= SEEDS_DISAGREE
+
+    @property
     def word(self) -> str:
         """Where the interval of ours minus theirs lies: equal, within noise, or above or below beyond it."""
         iv = self.against
@@ -64,17 +77,40 @@ class Compared:
 
 
 class WriteUp:
-    """The default grid's table read against the write-up the grid quotes, and the probes grid's best probe."""
+    """The default grid's table read against the write-up the grid quotes, and the probes grid's best probe (its
+    table read only when the rows are: `probes` is called then)."""
 
-    def __init__(self, data: Data, probes: Data, grid: Grid):
-        self.data, self.probes = data, probes
+    def __init__(self, data: Data, probes: Callable[[], Data], grid: Grid):
+        self.data, self._probes = data, probes
         self.reference = {e.name: e.reference for e in grid.experiments}
-        found = [probes.stat("val/acc", experiment=e) for e in probes.experiments(language="pairs", regime="probe")]
-        self.best_probe = max(found, key=lambda s: s.mean) if found else None  # the first of equal means
-        self.compared: list[Compared] = []
-        self.rows = [self._row(label, parts) for label, parts in ROWS]
 
-    def _row(self, label: str, parts: list[tuple[str, str, str]]) -> list[str]:
+    @functools.cached_property
+    def probes(self) -> Data:
+        return self._probes()
+
+    @functools.cached_property
+    def best_probe(self) -> Stat | None:
+        """The linear probe with the best mean on the bracket pairs (the first of equal means)."""
+        found = [self.probes.stat("val/acc", experiment=e)
+                 for e in self.probes.experiments(language="pairs", regime="probe")]  # fmt: skip
+        return max(found, key=lambda s: s.mean) if found else None
+
+    @functools.cached_property
+    def _table(self) -> tuple[list[list[str]], list[Compared]]:
+        compared: list[Compared] = []
+        return [self._row(label, parts, compared) for label, parts in ROWS], compared
+
+    @property
+    def rows(self) -> list[list[str]]:
+        """[row, measured, ceiling or reference, write-up, difference from the write-up], one per figure quoted."""
+        return self._table[0]
+
+    @property
+    def compared(self) -> list[Compared]:
+        """Every figure the write-up publishes, against ours."""
+        return self._table[1]
+
+    def _row(self, label: str, parts: list[tuple[str, str, str]], compared: list[Compared]) -> list[str]:
         d = self.data
         if label == PROBE:
             where = self.probes.rows(experiment=self.best_probe.experiment).iloc[0]
@@ -98,16 +134,19 @@ class WriteUp:
                     bound[-1] += f" ({stats.number(d.stat('val/bayes/acc', c, experiment=e).mean)}%†)"
             w = self.reference.get(e, {}).get(key)
             if w is not None:
-                compared = Compared(label, c, s, w, s.against(w))
-                self.compared.append(compared)
+                compared.append(Compared(label, c, s, w, s.against(w)))
                 published.append(stats.number(w, 100 if s.proportion else 1))
-                words.append(compared.word)
+                words.append(compared[-1].word)
         return [label, " / ".join(got), " / ".join(bound), " / ".join(published), " / ".join(words)]
 
     @property
     def noisy(self) -> list[Compared]:
         """The differences from the write-up within noise."""
         return [c for c in self.compared if not c.against.lo > 0 and not c.against.hi < 0]
+
+    @property
+    def beyond_noise(self) -> int:
+        return len(self.compared) - len(self.noisy)
 
     @property
     def far(self) -> Compared:
@@ -128,3 +167,13 @@ class WriteUp:
         gaps += [abs(d.stat("val/bayes/acc", c, experiment=B).mean - d.stat("val/acc", c, experiment=B).mean)
                  for c in ("partner_visible", "partner_hidden")]  # fmt: skip
         return max([0, *gaps])
+
+    @property
+    def saturated(self) -> bool:
+        """Both MLMs' overall gaps to their ceilings reach zero within their intervals: on this language no
+        objective can do better, so it cannot tell objectives apart."""
+        return all(self.data.stat("val/gap/acc", experiment=e).interval.lo <= 0 for e in (B, C))
+
+    @property
+    def at_ceiling(self) -> bool:
+        return self.near < AT_CEILING
