@@ -72,4 +72,5 @@ class Finetune:
         published = int(self.published("full", "trainable_params"))
         return {"classifier": classifier, "head": head, "encoder": classifier - head, "pretrained": pretrained,
                 "mlm_head": pretrained - classifier + head, "published": published,
-                "beyond_pretrained": published - pretrained, "kept_mlm_head": int(published - pretrained == head)}  # fmt: skip
+                "beyond_pretrained": published - pretrained,
+                "kept_mlm_head": int(published - pretrained == head)}  # fmt: skip

@@ -142,7 +142,8 @@ class Renderer:
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(self.root / PAGES)),
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
-        self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number, minutes=stats.minutes, percent=stats.percent, span=stats.span, pace=self.pace,
+        self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
+                                minutes=stats.minutes, percent=stats.percent, span=stats.span, pace=self.pace,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,

@@ -4,7 +4,8 @@ configs/ablations/default.yaml), with whether the two differ by more than noise.
 
 Example:
     >>> from minibert.ablation.grid import load_grid
-    >>> w = WriteUp(Data.load("results"), lambda: Data.load("results/probes"), load_grid("configs/ablations/default.yaml"))
+    >>> grid = load_grid("configs/ablations/default.yaml")
+    >>> w = WriteUp(Data.load("results"), lambda: Data.load("results/probes"), grid)
     >>> w.far.label  # doctest: +SKIP
     'never graded on a visible token (`p_mask=1`): kept positions'
 """
