@@ -187,9 +187,10 @@ class PairsPage:
         at_least = self.REPRODUCES if at_least is None else at_least
         return [p for p in self.phenomena(language) if p.reproducibility >= at_least]
 
-    def predictions(self, toy: str = "dyck") -> list[Prediction]:
+    def predictions(self, toy: str = "dyck", only: str | None = None) -> list[Prediction]:
         """The toy language's pairs (and, for reading beside them, its cloze and fine-tuning as the validity
-        study measured them) against each text source's cloze in the validity study, over the arms both have."""
+        study measured them) against each text source's cloze in the validity study, over the arms both have;
+        `only`: the predictions of that toy figure alone ('minimal pairs')."""
         if self.validity is None or not self.judged(toy):
             return []
         study = self.validity
@@ -207,7 +208,7 @@ class PairsPage:
         # the page's verdicts on these coefficients hold together (Bonferroni over them all)
         return [Prediction(label, target, arms, agreement.decision_accuracy(x, y, arms, family=len(out)),
                            agreement.correlation(x, y, arms, family=len(out)).spearman)
-                for label, target, arms, x, y in out]  # fmt: skip
+                for label, target, arms, x, y in out if only in (None, label)]  # fmt: skip
 
 
 def _pooled_sd(stats: dict[str, Stat]) -> float:

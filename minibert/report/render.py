@@ -143,7 +143,8 @@ class Renderer:
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
-                                minutes=stats.minutes, percent=stats.percent, span=stats.span, pace=self.pace,
+                                minutes=stats.minutes, percent=stats.percent, span=stats.span,
+                                hours=stats.hours, verb=stats.verb, pace=self.pace,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,

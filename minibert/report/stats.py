@@ -244,6 +244,17 @@ def minutes(seconds: float, digits: int = 1) -> str:
     return number(seconds / 60, 1, digits)
 
 
+def hours(seconds: float, digits: int = 1, workers: int = 1) -> str:
+    """Seconds of runs as hours of wall clock, with `workers` running side by side: 7,200 s on 2 -> '1.0'."""
+    return f"{seconds / workers / 3600:.{digits}f}"
+
+
+def verb(stem: str, subjects: int) -> str:
+    """A verb in the present agreeing with its subjects: ('predict', 1) -> 'predicts'; none reads as one ('no
+    toy language predicts'), two or more as many."""
+    return stem + "s" if subjects < 2 else stem
+
+
 def percent(x: float) -> str:
     """A share as a percentage in its shortest form: 0.6 -> '60', 0.125 -> '12.5'."""
     return f"{x * 100:g}"

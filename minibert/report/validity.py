@@ -30,6 +30,9 @@ from minibert.stats import agreement, intervals
 NOT_CLOZE = ("electra", "next_token")
 CONTROL = "mlm"  # the arm every effect is measured against (BERT's MLM)
 TARGET = "text"  # the setting the others are read against: real text at the recipe that learns, last
+SMALL_TEXT = "text1x"  # text at Dyck's budget: a predictor, but no toy language
+LEAVE_ONE_OUT_FROM = 4  # the fewest arms a coefficient is recomputed without each of
+SHORT_LISTED = 6  # the short cells a partial table names before '...'
 MEASURES = ("cloze", "finetune")
 PREFIX = "validity"
 NAMES = {"dyck": "Dyck", "brackets": "the bracket pairs", "text1x": "text at 1x", "text": "text"}
@@ -144,6 +147,78 @@ class Study:
     def predictors(self) -> list[str]:
         """Every setting but the target, in the study's order."""
         return [s for s in self.settings if s != self.target]
+
+    @property
+    def toys(self) -> list[str]:
+        """The toy languages among the predictors (not text at Dyck's budget)."""
+        return [s for s in self.predictors if s != SMALL_TEXT]
+
+    @property
+    def cells(self) -> int:
+        """The table's cells when complete: every setting, arm and stage."""
+        return len(self.settings) * len(self.arms) * 2
+
+    def short_listed(self) -> str:
+        """The first few short cells, '...' after them where there are more."""
+        short, _ = self.short()
+        return ", ".join(short[:SHORT_LISTED]) + (", ..." if len(short) > SHORT_LISTED else "")
+
+    @property
+    def each_level(self) -> str:
+        """The confidence each coefficient's verdict is read at, in percent (Bonferroni over the family)."""
+        return f"{100 - 5 / self.family:.2f}"
+
+    def predicting(self, measure: str, settings: list[str]) -> list[Comparison]:
+        """Those of `settings` whose ranking predicts the target's on `measure`, at the page's joint level."""
+        return [c for c in self.against_target(measure, settings) if c.reading == "predicts"]
+
+    def unpredicted_ceiling(self, measure: str) -> str:
+        """Where no toy language predicts the target on `measure`: the target's own ceiling over the first
+        predictor's arms ('+0.62'), how far any predictor could go; '' where one predicts or none compares."""
+        first = next(iter(self.against_target(measure, self.predictors)), None)
+        if self.predicting(measure, self.toys) or first is None:
+            return ""
+        return f"{self.ceiling(self.target, measure, first.arms).spearman:+.2f}"
+
+    def small_text(self, measure: str) -> Comparison | None:
+        """Text at Dyck's budget against the target, where the study ran it."""
+        return self.compare(SMALL_TEXT, self.target, measure) if SMALL_TEXT in self.predictors else None
+
+    def leave_one_out(self) -> list[tuple[str, str, float, str, float, str]]:
+        """(predictor, measure label, lowest rho, the arm left out for it, highest, the arm left out for it) for
+        every coefficient over enough arms to leave one out."""
+        out = []
+        for p in self.predictors:
+            for m, label in self.measure_labels.items():
+                c = self.compare(p, self.target, m)
+                if c and len(c.arms) >= LEAVE_ONE_OUT_FROM:
+                    out.append((p, label, *self.without_one(p, self.target, m, c.arms)))
+        return out
+
+    def versus_rows(self) -> list[list[str]]:
+        """[toy, measure, arms, Spearman difference, Kendall difference, verdict]: does text at Dyck's budget
+        predict the target better than each toy language, on each measure?"""
+        rows = []
+        for p in self.toys:
+            for m, label in self.measure_labels.items():
+                v = self.versus(SMALL_TEXT, p, m) if SMALL_TEXT in self.predictors else None
+                if v:
+                    sign = v.spearman.sign
+                    verdict = (f"{self.names[SMALL_TEXT]} predicts better" if sign > 0
+                               else f"{self.names[p]} predicts better" if sign < 0 else "undecided")  # fmt: skip
+                    coefficients = [coefficient(v.spearman), coefficient(v.kendall)]
+                    rows.append([self.names[p], label, v.arms, *coefficients, verdict])
+        return rows
+
+    def references(self) -> list[tuple[str, float, float]]:
+        """(setting, left+right trigram, left bigram): text's n-gram references on the control arm's questions."""
+        out = []
+        for s in self.settings:
+            e = self.experiment(s, "pretrain", self.control)
+            if self.data.find("val/reference/left_right_trigram/acc", experiment=e):
+                out.append((s, *(self.data.stat(f"val/reference/{r}/acc", experiment=e).mean
+                                 for r in ("left_right_trigram", "left_bigram"))))  # fmt: skip
+        return out
 
     def correlation_table(self) -> tuple[list[str], list[list[str]]]:
         """(header, rows): each predictor's rank correlation with the target on each measure, its ceiling and the
@@ -342,6 +417,13 @@ class Comparison:
         at the page's joint level."""
         sign = self.correlation.spearman.sign
         return "predicts" if sign > 0 else "is against" if sign < 0 else "undecided"
+
+    @property
+    def said(self) -> str:
+        """The reading as the page says it of the predictor's ranking."""
+        return {"predicts": "predicts text's", "is against": "runs against text's"}.get(
+            self.reading, "is not shown to predict text's at the page's joint level"
+        )
 
 
 def _interval(f: Figure, proportion: bool) -> Interval:
