@@ -25,6 +25,7 @@ from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
 from minibert.report.query import Data, Diff, Stat
 from minibert.report.scaling import NAMES, Scaling
 from minibert.report.structure import ARMS, Structure
+from minibert.report.text_recipe import TRIGRAM, TextRecipe
 from minibert.report.transfer import Transfer
 
 CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
@@ -33,8 +34,6 @@ NO_PRETRAIN = {"regime": "no_pretrain"}
 SCHEMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rotary": "rotary", "alibi": "ALiBi", "none": "no"}
 REFERENCES = {"unigram": ("the unigram", "unigram"), "left_bigram": ("the left bigram", "bigram"),
               "left_right_trigram": ("the left+right trigram", "trigram")}  # fmt: skip
-TRIGRAM = "val/reference/left_right_trigram/acc"
-RECIPE_BUDGET_S = 600  # results/text_recipe.md's rule: a run within 10 minutes, judged on 3 seeds or more
 AGREEMENT_WORDS = {"holds": "holds for", "reverses": "reverses for", "undecided on text": "is undecided on text for",
                    "undecided on Dyck": "is undecided on Dyck for"}  # fmt: skip
 
@@ -110,7 +109,7 @@ class TextRecipeDigest:
 
 
 class Digest:
-    budget_s = RECIPE_BUDGET_S
+    budget_s = TextRecipe.budget_s
 
     def __init__(self, grid: Callable[[str], Data], transfer: Callable[[], Transfer]):
         self.grid, self.transfer = grid, transfer
@@ -252,7 +251,7 @@ class Digest:
     @functools.cache  # noqa: B019
     def text_recipe(self) -> TextRecipeDigest:
         tr = self.grid("text_recipe")
-        e = tr.cheapest("val/acc", TRIGRAM, limits={"wall_time_s": RECIPE_BUDGET_S}, seeds=3)
+        e = TextRecipe(tr).chosen
         if e is None:
             return TextRecipeDigest(None)
         row = tr.rows(experiment=e).iloc[0]

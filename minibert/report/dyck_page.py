@@ -46,6 +46,12 @@ class Spread:
     val_gap: Stat  # the gap, the accuracy and the ceiling when only the validation set varies
     val_acc: Stat
     val_ceiling: Stat
+    together: Stat  # the gap when all three vary, seed s (the Dyck grid's MLM)
+
+    @property
+    def init_alone_wider(self) -> bool:
+        """Whether the initial weights alone spread the gap more than all three sources together do."""
+        return self.init.sd > self.together.sd
 
     @property
     def validation_within_target(self) -> bool:
@@ -127,6 +133,21 @@ class DyckPage:
         return self.gap("mlm")
 
     @property
+    def meets_sd_target(self) -> bool:
+        """Whether full fine-tuning after MLM spreads over seeds by no more than the target SD."""
+        return self.mlm_tuned.sd <= SD_TARGET
+
+    @property
+    def other_seeds_count(self) -> int:
+        """The seeds of full fine-tuning after MLM besides the lowest."""
+        return self.mlm_tuned.seeds - 1
+
+    @property
+    def saturated(self) -> bool:
+        """MLM's gap interval reaches down to 3 points or below: the ceiling is not shown to be out of reach."""
+        return self.mlm_gap.interval.lo <= SATURATED_ABOVE
+
+    @property
     def worst_seed(self) -> int:
         """The seed whose full fine-tuning after MLM ends lowest."""
         return min(self.mlm_tuned.values.items(), key=lambda item: item[1])[0]
@@ -148,7 +169,7 @@ class DyckPage:
         top, name = max(((v.stat("val/gap/acc", experiment=e), n) for _, n, e in SOURCES), key=lambda t: t[0].sd)
         return Spread(top, name, v.stat("val/gap/acc", experiment="variance/init"),
                       v.stat("val/gap/acc", experiment="variance/val"), v.stat("val/acc", experiment="variance/val"),
-                      v.stat("val/ceiling/acc", experiment="variance/val"))  # fmt: skip
+                      v.stat("val/ceiling/acc", experiment="variance/val"), self.mlm_gap)  # fmt: skip
 
     def spread_rows(self) -> list[list]:
         """[what varies, seeds, gap SD, accuracy SD, gap, lowest to highest gap], then the three together."""

@@ -49,6 +49,19 @@ class Length:
     def __init__(self, data: Data):
         self.data = data
 
+    @property
+    def untrained_from(self) -> int:
+        """The first position a learned table holds past the trained length (position 0 is [CLS])."""
+        return TRAINED + 1
+
+    @staticmethod
+    def alibi_slopes(heads: int) -> list[str]:
+        """ALiBi's slope of each head as the model sets it (minibert.model.alibi_bias), as '1/16'."""
+        from minibert.model import alibi_bias  # torch, only for the page that states the slopes
+
+        slopes = -alibi_bias(heads, 2, causal=False)[:, 0, 1]  # (H,): head h's bias one position apart
+        return [f"1/{round(1 / float(m))}" for m in slopes]
+
     def against_learned(self, objective: str, scheme: str, n: int) -> Diff:
         """The scheme's gap minus learned positions' at length `n`, paired by seed."""
         return self.data.diff(metric(n, "gap/acc"), pretrained(objective, scheme), pretrained(objective, "learned"))

@@ -71,6 +71,11 @@ class Short:
     got: float  # FLOPs behind the checkpoint fine-tuning loaded
     ran: float  # FLOPs the pre-training run spent
 
+    @property
+    def share(self) -> float:
+        """The share of its pre-training the fine-tuned encoder carries."""
+        return self.got / self.ran
+
 
 BASE_RECIPE = Recipe(BASE["p_pick"], BASE["p_mask"], 0.0)  # its cells are picked by p_pick and p_mask alone
 

@@ -79,6 +79,10 @@ class Measurement:
         self.mean(key)
         return max(self.values[key])
 
+    def excess(self, key: str, over: str) -> float:
+        """How much larger the mean of `key` is than that of `over`, as a share of it: 1.17 over 1.0 -> 0.17."""
+        return self.mean(key) / self.mean(over) - 1
+
     def least(self, key: str) -> float:
         """The smallest of the values `key`."""
         self.mean(key)

@@ -44,6 +44,11 @@ class Probes:
     def __init__(self, data: Data):
         self.data = data
 
+    @property
+    def table_7_best_behind(self) -> float:
+        """How far BERT's best feature-based probe (concat of the last four hidden) stays below fine-tuning, F1."""
+        return TABLE_7["fine-tuning"] - TABLE_7["concat of the last four hidden"]
+
     @functools.cached_property
     def probes(self) -> list[tuple[str, dict]]:
         """(label, selection) of every probe the grid ran, by features then pooling."""

@@ -87,6 +87,14 @@ class Recipe:
                   if self.stat("wall_time_s", e).mean <= BUDGET * self.base_time]  # fmt: skip
         return min(within, key=lambda s: s.mean)
 
+    def within_budget(self, cost: float) -> bool:
+        """Whether a run costing `cost` times the recipe before fits the budget the sweep was held to."""
+        return cost <= BUDGET
+
+    @property
+    def steadiest_is_chosen(self) -> bool:
+        return self.steadiest.experiment == CHOSEN
+
     @functools.cached_property
     def steadiest(self) -> Stat:
         """The gap of the sweep cell with the smallest SD over seeds."""

@@ -77,6 +77,7 @@ from minibert.report import (
     stats,
     structure,
     text,
+    text_recipe,
     transfer,
     validity,
     writeup,
@@ -96,7 +97,7 @@ class ReportError(ValueError):
 GRID_MODELS = {"scaling": scaling.Scaling, "structure": structure.Structure, "masking_rate": masking_rate.MaskingRate,
                "length": length.Length, "dyck_gap": dyck_gap.DyckGap, "recipe": recipe.Recipe,
                "text_page": text.TextPage, "masking": masking.Masking, "probes": probes.Probes,
-               "objectives": objectives.Objectives}  # fmt: skip
+               "objectives": objectives.Objectives, "text_recipe": text_recipe.TextRecipe}  # fmt: skip
 
 
 def code_constant(path: str):
@@ -144,7 +145,7 @@ class Renderer:
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 minutes=stats.minutes, percent=stats.percent, span=stats.span,
-                                hours=stats.hours, verb=stats.verb, pace=self.pace,
+                                hours=stats.hours, verb=stats.verb, multiple=stats.multiple, pace=self.pace,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,

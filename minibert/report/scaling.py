@@ -107,19 +107,33 @@ class Scaling:
         # the pre-training compute behind each encoder, as its runs recorded it (a fine-tuning run: that of the
         # checkpoint it loaded); short: more than one of its pre-training steps below the budget
         self.spent: dict[tuple[str, str, str], float] = {}
-        self.short: list[tuple[str, str, str, float]] = []
+        self.short: list[tuple[str, str, str, float, float]] = []  # (done, arm, budget, spent, its share of it)
         for stage, arms in (("pretrain", self.pretrained), ("finetune", self.tuned)):
             for a in arms:
                 for x in self.budgets:
                     f = d.stat("pretrain_flops", **self.where(stage, a, x)).mean
                     self.spent[(stage, a, x)] = f
                     if f < self.budget_flops[x] - d.stat("flops_per_step", **self.where("pretrain", a, x)).mean:
-                        self.short.append((stage, NAMES[a], x, f))
+                        done = "fine-tuned" if stage == "finetune" else "pre-trained"
+                        self.short.append((done, NAMES[a], x, f, f / self.budget_flops[x]))
         self.claims = [self._claim(text, a, b, x) for text, a, b, at in PUBLISHED for x in self.budgets[at]]
         self.leads, self.crossings = self._leads_and_crossings()
         self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", "next_token-then-mlm", x),
                                       self.where("pretrain", "mlm", x0)))
                        for x0, x in zip(self.budgets, self.budgets[1:])]  # fmt: skip
+
+    @property
+    def header(self) -> list[str]:
+        """A table over the budgets: the arm, then one column a budget."""
+        return ["arm", *map(str, self.budgets)]
+
+    @property
+    def leads_by_measure(self) -> dict[str, list]:
+        """The leaders at each budget, grouped by the measure they lead on, in order."""
+        out: dict[str, list] = {}
+        for lead in self.leads:
+            out.setdefault(lead.measure, []).append(lead)
+        return out
 
     @staticmethod
     def experiment(arm: str, budget: str) -> str:

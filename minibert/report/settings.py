@@ -87,6 +87,11 @@ class Run:
         return self.get("model.init_args.encoder")
 
     @property
+    def layer_numbers(self) -> list[int]:
+        """The encoder's layers, counted from 1 (the embeddings are layer 0)."""
+        return list(range(1, self.encoder["layers"] + 1))
+
+    @property
     def shape(self) -> str:
         """'2-layer, 32-wide, 2-head'."""
         e = self.encoder

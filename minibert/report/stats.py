@@ -255,6 +255,11 @@ def verb(stem: str, subjects: int) -> str:
     return stem + "s" if subjects < 2 else stem
 
 
+def multiple(x: float) -> str:
+    """A budget as a multiple of today's: 0.0625 -> '1/16x', 1 -> '1x', 2 -> '2x'."""
+    return f"1/{round(1 / x)}x" if x < 1 else f"{x:g}x"
+
+
 def percent(x: float) -> str:
     """A share as a percentage in its shortest form: 0.6 -> '60', 0.125 -> '12.5'."""
     return f"{x * 100:g}"

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import types
 from pathlib import Path
 
 from minibert.report import stats, table
@@ -43,6 +44,14 @@ class TextPage:
 
     def __init__(self, data: Data):
         self.data = data
+
+    @staticmethod
+    def segment_length(window: int) -> int:
+        """Tokens per stretch of the next-segment task on text of `window` tokens after [CLS]: SegmentPairs'
+        own default (minibert.objectives.segments), read from the objective with a stand-in for the language."""
+        from minibert.objectives.segments import SegmentPairs  # torch, only for the page that states it
+
+        return SegmentPairs(language=types.SimpleNamespace(seq_len=window + 1, segment_pairs=None)).segment_length
 
     @functools.cached_property
     def corpus(self) -> dict:
