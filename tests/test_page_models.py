@@ -121,6 +121,19 @@ def check_text(r: Renderer) -> None:
     assert page.corpus["documents"]["train"] > 0
 
 
+def check_text_recipe(r: Renderer) -> None:
+    """On the randomised table no arm may beat the trigram; the committed one, read the same way, has one that does."""
+    for page in (r.env.globals["text_recipe"]("text_recipe"), Renderer(ROOT).env.globals["text_recipe"]("text_recipe")):
+        widths(page.header, page.rows())
+        assert [page.flops(e) for e in page.by_flops] == sorted(page.flops(e) for e in page.by_flops)
+        d = page.data
+        within = [e for e in d.experiments() if len(d.seeds(experiment=e)) >= page.min_seeds
+                  and d.stat("wall_time_s", experiment=e).mean <= page.budget_s]  # fmt: skip
+        beating = [e for e in within if side(page.against(e)) == "A"]
+        assert page.chosen == (min(beating, key=page.flops) if beating else None)
+    assert page.chosen is not None
+
+
 def check_objectives(r: Renderer) -> None:
     from minibert.report.objectives import NAMES, TABLE_5
 
@@ -169,6 +182,9 @@ def check_dyck_page(r: Renderer) -> None:
         assert row[-1] == sum(x <= page.fails_at for x in page.tuned(arm).values.values())
     sources = ("variance/init", "variance/data", "variance/val")
     assert page.spread.top.sd == max(page.variance.stat("val/gap/acc", experiment=e).sd for e in sources)
+    assert page.meets_sd_target == (page.mlm_tuned.sd <= page.sd_target)
+    assert page.saturated == (page.mlm_gap.interval.lo <= page.saturated_above)
+    assert page.spread.init_alone_wider == (page.spread.init.sd > page.mlm_gap.sd)
 
 
 def check_finetune(r: Renderer) -> None:
@@ -197,7 +213,7 @@ def check_digest(r: Renderer) -> None:
 MODELS: dict[str, Callable[[Renderer], None]] = {
     "scaling": check_scaling, "structure": check_structure, "masking_rate": check_masking_rate, "length": check_length,
     "dyck_gap": check_dyck_gap, "recipe": check_recipe, "text": check_text, "masking": check_masking,
-    "probes": check_probes, "objectives": check_objectives,
+    "probes": check_probes, "objectives": check_objectives, "text_recipe": check_text_recipe,
     "dyck_page": check_dyck_page, "finetune": check_finetune, "digest": check_digest,
 }  # fmt: skip
 

@@ -212,3 +212,24 @@ def test_each_effect_panel_pairs_an_arms_effect_in_the_toy_with_its_effect_in_te
             arms = study.comparable(setting, study.target, measure=measure)
             toy, text = (study.effects(s, measure, study.control, arms) for s in (setting, study.target))
             assert points == {a: (toy[a], text[a]) for a in arms if a != study.control}
+
+
+def test_the_study_names_the_toys_that_predict_and_states_text_s_own_ceiling_only_where_none_does(rendered):
+    _, study = rendered
+    assert set(study.toys) == {"dyck", "brackets"} and study.cells == 2 * len(study.settings) * len(study.arms)
+    for m in ("cloze", "finetune"):
+        assert [c.x for c in study.predicting(m, study.toys)] == ["dyck"] and study.unpredicted_ceiling(m) == ""
+        assert [c.x for c in study.predicting(m, ["brackets"])] == []
+    for p, _, lo, lo_arm, hi, hi_arm in study.leave_one_out():
+        assert p in study.predictors and lo <= hi and {lo_arm, hi_arm} <= set(study.arms)
+
+
+def test_where_no_toy_predicts_text_the_study_states_text_s_own_ceiling(tmp_path):
+    out = tmp_path / "validity"
+    orders = {"dyck": -1, "brackets": -1, "text1x": 1, "text": 1}
+    table.write(pd.DataFrame([r for i, (s, o) in enumerate(orders.items()) for r in rows(s, o, seed=i)],
+                             columns=[*table.FIRST, *table.LAST]), out)  # fmt: skip
+    study = Study(Data.load(out))
+    first = study.against_target("finetune", study.predictors)[0]
+    assert study.predicting("finetune", study.toys) == []
+    assert study.unpredicted_ceiling("finetune") == f"{study.ceiling('text', 'finetune', first.arms).spearman:+.2f}"

@@ -50,3 +50,20 @@ def test_the_farthest_difference_and_the_words_follow_the_intervals():
     for c in w.compared:
         within = c.against.lo <= 0 <= c.against.hi
         assert (c in w.noisy) == within and (c.word in ("within noise", "equal")) == within
+
+
+def test_the_readings_the_page_words_follow_the_figures():
+    w = page()
+    assert w.beyond_noise == len(w.compared) - len(w.noisy)
+    assert w.at_ceiling == (w.near < 0.01)
+    assert w.saturated == all(w.data.stat("val/gap/acc", experiment=e).interval.lo <= 0
+                              for e in ("pretrain/bidirectional", "pretrain/causal"))  # fmt: skip
+    assert w.far.seeds_agree == (w.far.ours.sd <= 0.05)
+    assert all(c.part in ("", f" ({c.category})") for c in w.compared)
+
+
+def test_the_probes_table_is_read_only_for_the_rows():
+    read = []
+    w = WriteUp(Data.load(ROOT / "results"), lambda: read.append(1) or Data.load(ROOT / "results/probes"), grid())
+    assert w.saturated in (True, False) and w.at_ceiling in (True, False) and not read
+    assert w.rows and read == [1]

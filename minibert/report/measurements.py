@@ -79,6 +79,11 @@ class Measurement:
         self.mean(key)
         return max(self.values[key])
 
+    def seeds(self, key: str) -> list[int]:
+        """The seeds of an entry whose values `key` are one a seed, from seed 0 on."""
+        self.mean(key)
+        return list(range(len(self.values[key])))
+
     def excess(self, key: str, over: str) -> float:
         """How much larger the mean of `key` is than that of `over`, as a share of it: 1.17 over 1.0 -> 0.17."""
         return self.mean(key) / self.mean(over) - 1
