@@ -54,12 +54,14 @@ def test_the_farthest_difference_and_the_words_follow_the_intervals():
 
 def test_the_readings_the_page_words_follow_the_figures():
     w = page()
-    assert w.beyond_noise == len(w.compared) - len(w.noisy)
-    assert w.at_ceiling == (w.near < 0.01)
-    assert w.saturated == all(w.data.stat("val/gap/acc", experiment=e).interval.lo <= 0
-                              for e in ("pretrain/bidirectional", "pretrain/causal"))  # fmt: skip
-    assert w.far.seeds_agree == (w.far.ours.sd <= 0.05)
-    assert all(c.part in ("", f" ({c.category})") for c in w.compared)
+    assert w.beyond_noise == sum(not c.against.lo <= 0 <= c.against.hi for c in w.compared)
+    c = w.far
+    spread = {s: 0.5 + 0.1 * s for s in range(3)}  # SD 0.1: the seeds disagree
+    assert replace(c, ours=replace(c.ours, values=spread)).seeds_disagree
+    assert not replace(c, ours=replace(c.ours, values={0: 0.5, 1: 0.51, 2: 0.52})).seeds_disagree
+    assert not replace(c, ours=replace(c.ours, values={0: 0.5})).seeds_disagree  # one seed disagrees with nothing
+    several = next(c for c in w.compared if "/" in c.label and c.category)
+    assert several.part == f" ({several.category})" and replace(several, label="one figure").part == ""
 
 
 def test_the_probes_table_is_read_only_for_the_rows():

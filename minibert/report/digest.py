@@ -25,7 +25,7 @@ from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
 from minibert.report.query import Data, Diff, Stat
 from minibert.report.scaling import NAMES, Scaling
 from minibert.report.structure import ARMS, Structure
-from minibert.report.text_recipe import TRIGRAM, TextRecipe
+from minibert.report.text_recipe import TextRecipe
 from minibert.report.transfer import Transfer
 
 CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
@@ -104,7 +104,7 @@ class TextRecipeDigest:
     width: int = 0
     layers: int = 0
     steps: int = 0
-    minutes: float = 0.0
+    wall_s: float = 0.0  # one run's mean wall time
     against: Diff | None = None  # its accuracy minus the trigram's
 
 
@@ -250,11 +250,10 @@ class Digest:
 
     @functools.cache  # noqa: B019
     def text_recipe(self) -> TextRecipeDigest:
-        tr = self.grid("text_recipe")
-        e = TextRecipe(tr).chosen
+        page = TextRecipe(self.grid("text_recipe"))
+        e = page.chosen
         if e is None:
             return TextRecipeDigest(None)
-        row = tr.rows(experiment=e).iloc[0]
-        minutes = tr.stat("wall_time_s", experiment=e).mean / 60
-        return TextRecipeDigest(e, int(row["width"]), int(row["layers"]), int(row["max_steps"]), minutes,
-                                tr.between("val/acc", TRIGRAM, experiment=e))  # fmt: skip
+        row = page.data.rows(experiment=e).iloc[0]
+        return TextRecipeDigest(e, int(row["width"]), int(row["layers"]), int(row["max_steps"]),
+                                page.data.stat("wall_time_s", experiment=e).mean, page.against(e))  # fmt: skip

@@ -46,7 +46,7 @@ class Spread:
     val_gap: Stat  # the gap, the accuracy and the ceiling when only the validation set varies
     val_acc: Stat
     val_ceiling: Stat
-    together: Stat  # the gap when all three vary, seed s (the Dyck grid's MLM)
+    together: Stat  # the gap when all three vary with the seed (the Dyck grid's MLM)
 
     @property
     def init_alone_wider(self) -> bool:
@@ -139,13 +139,13 @@ class DyckPage:
 
     @property
     def other_seeds_count(self) -> int:
-        """The seeds of full fine-tuning after MLM besides the lowest."""
+        """How many seeds of full fine-tuning after MLM there are besides the lowest."""
         return self.mlm_tuned.seeds - 1
 
     @property
-    def saturated(self) -> bool:
-        """MLM's gap interval reaches down to 3 points or below: the ceiling is not shown to be out of reach."""
-        return self.mlm_gap.interval.lo <= SATURATED_ABOVE
+    def clear_of_ceiling(self) -> bool:
+        """MLM's whole gap interval lies above SATURATED_ABOVE: the language is not saturated."""
+        return self.mlm_gap.interval.lo > SATURATED_ABOVE
 
     @property
     def worst_seed(self) -> int:

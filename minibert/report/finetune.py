@@ -62,15 +62,19 @@ class Finetune:
         higher = sum(s in full.values and full.values[s] > v for s, v in other.values.items())
         return c, higher, len(other.values)
 
+    @property
+    def kept_mlm_head(self) -> bool:
+        """Whether the write-up's classifier is pre-training's model plus our head: it kept the MLM head."""
+        n = self.parameters()
+        return n["beyond_pretrained"] == n["head"]
+
     def parameters(self) -> dict[str, int]:
         """The classifier, its head, the encoder, the pre-training model and its MLM head, as the runs counted them,
-        the write-up's classifier and what it has beyond pre-training's model (`beyond_pretrained`; 1 in
-        `kept_mlm_head` where that is our head: the write-up's classifier kept the MLM head)."""
+        the write-up's classifier and what it has beyond pre-training's model (`beyond_pretrained`)."""
         classifier = int(self.data.stat("params", regime="full").mean)
         head = int(self.data.stat("trainable_params", regime="frozen").mean)
         pretrained = int(self.data.stat("params", experiment="pretrain/bidirectional").mean)
         published = int(self.published("full", "trainable_params"))
         return {"classifier": classifier, "head": head, "encoder": classifier - head, "pretrained": pretrained,
                 "mlm_head": pretrained - classifier + head, "published": published,
-                "beyond_pretrained": published - pretrained,
-                "kept_mlm_head": int(published - pretrained == head)}  # fmt: skip
+                "beyond_pretrained": published - pretrained}  # fmt: skip

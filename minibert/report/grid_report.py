@@ -36,6 +36,7 @@ class Section:
     rows: list[list[str]]
     note: str = ""
     folded: bool = False  # behind a toggle on the dashboard
+    first_folded: bool = False  # the first folded section after an open one: "Per experiment" heads it
 
 
 @dataclass
@@ -48,6 +49,18 @@ class Answer:
     verdict: str
     diff: Diff | None = None  # for the figure
     decided: bool | None = None  # for the figure, where the verdict is not the page's (a sequential comparison)
+
+    @property
+    def tone(self) -> str:
+        """The dashboard's colour class of the verdict: the claimed side or a named arm, the other side, neither."""
+        if self.verdict == "holds" or self.verdict.endswith(" better"):
+            return "holds"
+        return "fails" if self.verdict == "fails" else "undecided"
+
+    @property
+    def html(self) -> str:
+        """The text as the dashboard shows it: each `code` span (Markdown's backticks) in <code>."""
+        return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(self.text.split("`")))
 
 
 def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
@@ -343,10 +356,18 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
             draw(out / name, *args)
     reference = against_reference(grid, data)
     sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
+    for before, s in zip(sections, sections[1:]):
+        s.first_folded = s.folded and not before.folded
     made = {k: without_absolute_paths(str(v)) for k, v in data.made.items()
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
     made["code"] = f"{data.provenance.sentence()} (today's training code: {data.provenance.today[:8]})"
-    context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers, "figures": list(drawn),
+    claims_png, curves_png, categories_png = ("claims.png" in drawn, "curves.png" in drawn, "categories.png" in drawn)
+    context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers,
+               "claims_png": claims_png, "categories_png": categories_png,
+               "curves_png": curves_png, "curves_below": curves_png and not answers,  # no answer to sit beside
+               "curves_or_categories": curves_png or categories_png,
+               "lower_section": (curves_png and not answers) or categories_png,
+               "bound_only": claims_png and any(a.diff is None for a in answers),  # claims the figure leaves out
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
                "pages": [os.path.relpath(p, out.resolve()) for p in pages],

@@ -60,7 +60,7 @@ class Length:
         from minibert.model import alibi_bias  # torch, only for the page that states the slopes
 
         slopes = -alibi_bias(heads, 2, causal=False)[:, 0, 1]  # (H,): head h's bias one position apart
-        return [f"1/{round(1 / float(m))}" for m in slopes]
+        return [f"1/{1 / float(m):.3g}" for m in slopes]  # 1/16 exactly at 2 heads; 1/6.35 at 3
 
     def against_learned(self, objective: str, scheme: str, n: int) -> Diff:
         """The scheme's gap minus learned positions' at length `n`, paired by seed."""

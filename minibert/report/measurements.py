@@ -74,6 +74,11 @@ class Measurement:
         """The setting `key` as a page shows a whole number: thousands separated."""
         return number(self.setting(key), 1, 0)
 
+    def least(self, key: str) -> float:
+        """The smallest of the values `key`."""
+        self.mean(key)
+        return min(self.values[key])
+
     def most(self, key: str) -> float:
         """The largest of the values `key` (a bound over repetitions: the widest difference seen)."""
         self.mean(key)
@@ -87,11 +92,6 @@ class Measurement:
     def excess(self, key: str, over: str) -> float:
         """How much larger the mean of `key` is than that of `over`, as a share of it: 1.17 over 1.0 -> 0.17."""
         return self.mean(key) / self.mean(over) - 1
-
-    def least(self, key: str) -> float:
-        """The smallest of the values `key`."""
-        self.mean(key)
-        return min(self.values[key])
 
 
 def load(root: str | Path = ".") -> dict[str, Measurement]:

@@ -38,7 +38,7 @@ class Pace:
 
     @property
     def differs(self) -> bool:
-        return not SAME_PACE[0] <= self.ratio <= SAME_PACE[1]
+        return self.ratio < SAME_PACE[0] or self.ratio > SAME_PACE[1]
 
     @property
     def at_first_pace_s(self) -> float:

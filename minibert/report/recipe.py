@@ -87,9 +87,10 @@ class Recipe:
                   if self.stat("wall_time_s", e).mean <= BUDGET * self.base_time]  # fmt: skip
         return min(within, key=lambda s: s.mean)
 
-    def within_budget(self, cost: float) -> bool:
-        """Whether a run costing `cost` times the recipe before fits the budget the sweep was held to."""
-        return cost <= BUDGET
+    @staticmethod
+    def over_budget(cost: float) -> bool:
+        """Whether a run costing `cost` times the recipe before exceeds the budget the sweep was held to."""
+        return cost > BUDGET
 
     @property
     def steadiest_is_chosen(self) -> bool:

@@ -14,6 +14,10 @@ grids' tables, so none is typed. A template sees:
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
 - `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`; a figure's
   `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed; a difference's verdict is its own (`Diff.verdict`);
+- formatters (minibert.report.stats): `minutes(s)`, `hours(s, workers=)`, `percent(share)`, `span(seeds)`,
+  `multiple(budget)`, `flops(x)`, `rate(lr)`, `verb(stem, subjects)`; a template computes nothing itself
+  (tests/test_template_logic.py): what it compares, adds or picks, its model does;
+- `pace(name, record, first)`: how fast a recorded comparison ran against the first one (minibert.report.pace);
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.report.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
@@ -145,7 +149,8 @@ class Renderer:
                                       trim_blocks=True, lstrip_blocks=True, autoescape=False)  # fmt: skip
         self.env.globals.update(grid=self.grid, table=markdown_table, fmt=stats.fmt, number=stats.number,
                                 minutes=stats.minutes, percent=stats.percent, span=stats.span,
-                                hours=stats.hours, verb=stats.verb, multiple=stats.multiple, pace=self.pace,
+                                hours=stats.hours, verb=stats.verb, multiple=stats.multiple, flops=stats.flops,
+                                pace=self.pace,
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,

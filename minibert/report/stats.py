@@ -256,8 +256,13 @@ def verb(stem: str, subjects: int) -> str:
 
 
 def multiple(x: float) -> str:
-    """A budget as a multiple of today's: 0.0625 -> '1/16x', 1 -> '1x', 2 -> '2x'."""
-    return f"1/{round(1 / x)}x" if x < 1 else f"{x:g}x"
+    """A budget as a multiple of the base (1x) one: 0.0625 -> '1/16x', 1 -> '1x', 2.5 -> '2.5x'."""
+    return f"1/{1 / x:.3g}x" if x < 1 else f"{x:g}x"
+
+
+def flops(x: float) -> str:
+    """Counted FLOPs as pages show them: 365540000000.0 -> '3.66e11'."""
+    return f"{x:.3g}".replace("e+", "e")
 
 
 def percent(x: float) -> str:
@@ -266,7 +271,7 @@ def percent(x: float) -> str:
 
 
 def span(seeds: Iterable[int]) -> str:
-    """The first to the last of some seeds: [3, 0, 4] -> '0-4'."""
+    """The lowest to the highest of some seeds: [3, 0, 4] -> '0-4'."""
     seeds = list(seeds)
     return f"{min(seeds)}-{max(seeds)}"
 

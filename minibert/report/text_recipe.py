@@ -55,11 +55,6 @@ class TextRecipe:
     def flops(self, experiment: str) -> float:
         return self.data.stat("flops", experiment=experiment).mean
 
-    @staticmethod
-    def shown_flops(x: float) -> str:
-        """Counted FLOPs as the page shows them: '3.66e11'."""
-        return f"{x:.3g}".replace("e+", "e")
-
     @functools.cached_property
     def by_flops(self) -> list[str]:
         """Every arm, cheapest first (by counted FLOPs, then name)."""
@@ -73,7 +68,7 @@ class TextRecipe:
             c, a = self.against(e), functools.partial(self.axis, e)
             name = e.split("/")[-1] + (" (chosen)" if e == self.chosen else "")
             verdict = c.verdict("MLM", "trigram") if c.seeds > 1 else "not judged: one seed"
-            out.append([name, a("width"), a("layers"), a("max_steps"), a("lr"), self.shown_flops(self.flops(e)),
+            out.append([name, a("width"), a("layers"), a("max_steps"), a("lr"), stats.flops(self.flops(e)),
                         stats.minutes(self.data.stat("wall_time_s", experiment=e).mean, 1), c.seeds,
                         self.data.stat(ACC, experiment=e), stats.number(self.data.stat(TRIGRAM, experiment=e).mean),
                         c, verdict])  # fmt: skip

@@ -363,7 +363,7 @@ class Study:
     def flops(self, setting: str) -> str:
         """The control arm's counted pre-training FLOPs in `setting`, as '3.66e11' ('(not run yet)' without it)."""
         f = self._control_flops(setting)
-        return f"{f.mean:.3g}".replace("e+", "e") if f else "(not run yet)"
+        return stats.flops(f.mean) if f else "(not run yet)"
 
     @property
     def budget_ratio(self) -> str:

@@ -65,8 +65,9 @@ class Compared:
         return f" ({self.category})" if self.category and "/" in self.label else ""
 
     @property
-    def seeds_agree(self) -> bool:
-        return self.ours.sd <= SEEDS_DISAGREE
+    def seeds_disagree(self) -> bool:
+        """The seeds spread wider than SEEDS_DISAGREE (one seed has no spread: it disagrees with nothing)."""
+        return self.ours.sd > SEEDS_DISAGREE
 
     @property
     def word(self) -> str:
