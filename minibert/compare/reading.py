@@ -73,7 +73,7 @@ def next_steps(data: Data, design: Design, judged: list, command: str) -> list[s
     the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
     lines, most = [], 0
     for j in judged:
-        if j.verdict.reason in ("sign decided", "interval inside ±m") or (found := seeds_needed(design, j)) is None:
+        if j.decided or (found := seeds_needed(design, j)) is None:
             continue
         seeds, mean, sd, need = found
         scale = 100 if is_proportion(j.pair.metric) else 1

@@ -176,7 +176,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
                     str(j.looks),
                     j.words(design.margin, a, b),
                     d,
-                    j.verdict.reason == "sign decided",
+                    j.sign_decided,
                 )
             )
     return answers
@@ -362,11 +362,11 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
             if k != "seeds (each run's summary.json `seeds`)"}  # fmt: skip
     made["code"] = f"{data.provenance.sentence()} (today's training code: {data.provenance.today[:8]})"
     claims_png, curves_png, categories_png = ("claims.png" in drawn, "curves.png" in drawn, "categories.png" in drawn)
+    curves_below = curves_png and not answers  # no answer to sit beside
     context = {"title": f"minibert ablation: {title(out, grid)}", "answers": answers,
-               "claims_png": claims_png, "categories_png": categories_png,
-               "curves_png": curves_png, "curves_below": curves_png and not answers,  # no answer to sit beside
-               "curves_or_categories": curves_png or categories_png,
-               "lower_section": (curves_png and not answers) or categories_png,
+               "claims_png": claims_png, "categories_png": categories_png, "curves_png": curves_png,
+               "curves_below": curves_below, "curves_or_categories": curves_png or categories_png,
+               "lower_section": curves_below or categories_png,
                "bound_only": claims_png and any(a.diff is None for a in answers),  # claims the figure leaves out
                "made": made, "sections": sections, "source": grid.reference_source,
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),

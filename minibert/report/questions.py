@@ -180,11 +180,11 @@ def read_record(out: str | Path) -> dict | None:
     return {"declared": declared_, "after_runs": after}
 
 
-def _checked(out: str | Path | None, grid: Grid, root: str | Path) -> tuple[list[str], str, dict | None]:
+def _checked(out: str | Path, grid: Grid, root: str | Path) -> tuple[list[str], str, dict | None]:
     """(the questions `grid` declares, where it declares them, the record `out` holds), refusing a family other
     than the one the table recorded, naming the first question that differs; nothing recorded passes."""
     found, where = declared(grid, root), source(grid, root)
-    before = read_record(out) if out is not None else None
+    before = read_record(out) if out else None  # a table built in memory (Data's out "") records nothing
     if before is not None:
         now, then = {canonical(q) for q in found}, {canonical(q) for q in before["declared"]}
         if now != then:

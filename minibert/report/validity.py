@@ -198,11 +198,12 @@ class Study:
     def versus_rows(self) -> list[list[str]]:
         """[toy, measure, arms, Spearman difference, Kendall difference, verdict]: does text at Dyck's budget
         predict the target better than each toy language, on each measure?"""
+        if SMALL_TEXT not in self.predictors:
+            return []
         rows = []
         for p in self.toys:
             for m, label in self.measure_labels.items():
-                v = self.versus(SMALL_TEXT, p, m) if SMALL_TEXT in self.predictors else None
-                if v:
+                if v := self.versus(SMALL_TEXT, p, m):
                     sign = v.spearman.sign
                     verdict = (f"{self.names[SMALL_TEXT]} predicts better" if sign > 0
                                else f"{self.names[p]} predicts better" if sign < 0 else "undecided")  # fmt: skip
