@@ -9,7 +9,6 @@ next to the estimates `Dyck.oracle_cost` starts from (docs/languages.md, "Its co
 
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from minibert.commandline import ArgumentParser
 from minibert.languages import Dyck
 from minibert.masking import MaskingRecipe, mlm_categories
 from minibert.oracle import mlm_grades
@@ -31,7 +31,7 @@ def resident() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--length", type=int, default=32)
     p.add_argument("--max-depth", type=int, default=6)
     p.add_argument("--sentences", type=int, default=2000)

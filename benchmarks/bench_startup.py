@@ -10,7 +10,6 @@ and their ratio. One torch thread, like the workers.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from minibert.commandline import ArgumentParser
 from minibert.training import cli
 from minibert.training.fit import fit
 
@@ -37,7 +37,7 @@ def one_step(configs: list[str], root: Path, seed: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=6)
     p.add_argument("--configs", default="configs/pretrain.yaml,configs/languages/dyck.yaml")
     args = p.parse_args(argv)

@@ -28,6 +28,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from minibert.atomic_writes import write_atomic
+from minibert.commandline import ArgumentParser
 from minibert.languages import BracketPairs
 from minibert.model import EncoderConfig
 from minibert.objectives import MaskedLM
@@ -227,7 +228,7 @@ def model_steps(size: Size, repeats: int, steps: int, device: torch.device, bf16
 
 def parser(script: str, doc: str, out: str) -> argparse.ArgumentParser:
     """The options both benchmarks take: where to run, at which precision and size, how often, where to write."""
-    p = argparse.ArgumentParser(prog=script, description=doc.splitlines()[0])
+    p = ArgumentParser(prog=script, description=doc.splitlines()[0])
     p.add_argument("--accelerator", choices=("cpu", "gpu"), default="cpu")
     p.add_argument("--precision", choices=("32-true", "bf16-mixed"), default="32-true")
     p.add_argument("--width", type=int, default=32, help="encoder width (heads = width / 16)")

@@ -1,6 +1,8 @@
-"""What the betting sequence costs on minibert's committed comparisons: for each pair, the seeds at which half of
-comparisons resampled from its own per-seed differences would stop, and the minutes that many seeds take at the
-wall time the grid's own runs recorded (two runs at once, as compare.py's default --workers 2).
+"""What each stopping rule costs on minibert's committed comparisons: for every pair of every record, the seeds at
+which half of comparisons continued from its own per-seed differences would stop, on the sign rule that
+compare.py stops on now (minibert.stats.sign) and on the betting sequence for the mean that it stopped on before
+(minibert.stats.betting, at the record's margin), and the minutes those seeds take at the wall time the
+record's own runs recorded (two runs at once, as compare.py's default --workers 2).
 
     python benchmarks/sequence_cost.py      # writes results/compare/sequence_cost.md
 """
@@ -13,46 +15,55 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from minibert.atomic_writes import write_atomic
-from minibert.report.comparison import judge, load_record
+from minibert.report.comparison import recorded
 from minibert.report.query import Data
-from minibert.stats import betting
+from minibert.stats import betting, sign
 
 ROOT = Path(__file__).resolve().parent.parent
-
-RECORDS = [("results/dyck", "pretrain-gap"), ("results/compare/mlm-vs-span", "mlm-vs-span"),
-           ("results/compare/MaskRate30-pairs-dyck", "verdicts")]  # fmt: skip
-
-
 OUT = ROOT / "results/compare/sequence_cost.md"
+LIMIT = 500
+
+
+def cost(need: int | None, per_seed: float) -> str:
+    return f"more than {LIMIT}" if need is None else f"{need} ({need * per_seed / 60:.0f} min)"
 
 
 def main() -> None:
-    lines = []
-    for folder, name in RECORDS:
-        body = load_record(ROOT / folder / "comparisons" / f"{name}.json")
-        design, data = body["design"], Data.load(ROOT / folder)
+    rows = []
+    for path in sorted((ROOT / "results").glob("**/comparisons/*.json")):
+        folder = path.parent.parent
+        data = Data.load(folder)
+        r = recorded(folder, path.stem, data)
         wall = data.frame.query("metric == 'wall_time_s'")
-        arms = {a for p in design.pairs for a in (p.a, p.b)}
-        per_seed = wall[wall.experiment.isin(arms)].groupby("experiment").value.mean().sum() / 2  # 2 workers
-        lines.append(
-            f"{folder}/comparisons/{name}: {len(design.pairs)} pair(s); a seed of every arm takes "
-            f"{per_seed / 60:.1f} min here; no verdict before {design.first_look(design.pairs)} seeds"
-        )
-        for j in judge(data, design, body["looks"]):
-            need = betting.seeds_to_decide(j.diffs, design.margin, j.alpha, design.range(j.pair), j.widen, limit=400)
-            cost = "more than 400 seeds" if need is None else f"{need} seeds, about {need * per_seed / 60:.0f} min"
-            mean = 100 * sum(j.diffs) / len(j.diffs)
-            lines.append(
-                f"  {j.pair.label}: {j.looks} seeds, mean {mean:+.1f} points, range "
-                f"{design.range(j.pair)}: {j.verdict.verdict}; half of comparisons like it stop by {cost}"
-            )
-    print("\n".join(lines))
+        per_seed = wall[wall.experiment.isin(r.design.arms)].groupby("experiment").value.mean().sum() / 2
+        for j in r.judged:
+            v = j.verdict
+            by_sign = sign.seeds_to_decide(j.diffs, j.alpha, r.design.band, limit=LIMIT)
+            margin = r.design.margin or 0.01
+            by_mean = betting.seeds_to_decide(j.diffs, margin, j.mean_alpha, r.design.range(j.pair), j.widen,
+                                              limit=LIMIT)  # fmt: skip
+            scale = 100 if r.design.unit == "points" else 1
+            rows.append(f"| `{folder.relative_to(ROOT).as_posix()}/{path.stem}` | `{j.pair.a}` | `{j.pair.b}` | "
+                        f"{j.pair.metric} | {len(j.diffs)} | {v.wins} of {v.untied} ({v.ties} tied) | "
+                        f"{scale * j.median:+.1f} | {scale * sum(j.diffs) / len(j.diffs):+.1f} | "
+                        f"{r.words(j, 'A', 'B')} ({r.stop(j)}) | {cost(by_sign, per_seed)} | "
+                        f"{cost(by_mean, per_seed)} |")  # fmt: skip
     machine = f"{os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}"
     made = datetime.now(UTC).strftime("%Y-%m-%d")
-    write_atomic(OUT, "\n".join([
-        "# What the betting sequence costs on the committed comparisons", "",
-        f"Made by `python benchmarks/sequence_cost.py` ({machine}, {made}). Minutes are at the wall time each "
-        "folder's own runs recorded, two runs at once.", "", "```", *lines, "```", ""]))  # fmt: skip
+    text = [
+        "# What each stopping rule costs on the committed comparisons", "",
+        f"Made by `python benchmarks/sequence_cost.py` ({machine}, {made}). For every pair, the seeds at which half "
+        "of 400 comparisons continued from its own seeds (drawn with replacement after them) would stop: on the sign "
+        "rule compare.py stops on (does A beat B on most seeds?) and on the betting sequence for the mean it stopped "
+        "on before (at the record's margin, or 1 point). Minutes are at the wall time each record's own runs took, "
+        "two runs at once. The verdict is the sign rule's on the seeds the record ran.", "",
+        "| record | A | B | metric | seeds | A's wins (untied) | median A − B | mean A − B | verdict now | "
+        "seeds to decide: sign rule | betting on the mean |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows, "",
+    ]  # fmt: skip
+    write_atomic(OUT, "\n".join(text))
+    print("\n".join(rows))
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

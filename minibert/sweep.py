@@ -70,6 +70,9 @@ class Sweep:
     timeout_min: int = 60
     cpus_per_task: int = 1
     command: str = ""  # what started it, as run.json records it
+    stop_on_crash: bool = False  # a run that crashes in plug-in code stops the whole sweep, not only its cell
+    quiet: bool = False  # no "wrote ..." line (scripts/compare.py runs a sweep for every look)
+    prog: str = "ablate.py"  # the command a crash's line is said by
 
     def run(self) -> int:
         """Train what is missing and write the table (and pages); the exit code, errors said in one line."""
@@ -115,11 +118,13 @@ class Sweep:
             questions.record(out, grid, ROOT, started=any(r.done for r in everything))
         for stale in out.glob(".*.tmp"):  # a report file a killed sweep was writing (see files.write_atomic)
             stale.unlink()
-        failed, machine, trained = [], [], 0
+        failed, machine, crashed, trained = [], [], [], 0
         if not self.report_only:
-            failed, trained, machine = self._train(grid, runs, out)
+            failed, trained, machine, crashed = self._train(grid, runs, out)
         done = [r for r in runs if r.done]
         finished = [r for r in everything if r.done]
+        if crashed and (self.stop_on_crash or not finished):  # nothing to record: the bug is the whole answer
+            return _crashed(crashed, self.prog)
         check_metrics(grid, logged_metrics(finished))
         if self.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
             written = []
@@ -132,7 +137,10 @@ class Sweep:
             written = record(out, grid, finished, made, self.replace_report, ROOT)
         if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
             written += render.publish(out, grid, ROOT)
-        print("wrote " + ", ".join(os.path.relpath(p) for p in written))
+        if not self.quiet:
+            print("wrote " + ", ".join(_shown(p) for p in written))
+        if crashed:  # a bug in the user's code, not an outcome: said as bad input, once the other cells are kept
+            return _crashed(crashed, self.prog)
         if len(done) < len(runs) and not self.report_only:
             print(f"{len(runs) - len(done)} of {len(runs)} runs have no result", file=sys.stderr)
         if machine:  # the machine's fault, not the runs': said last, in one line, with the environment's status
@@ -144,9 +152,9 @@ class Sweep:
         missing = len(done) < len(runs) and not self.report_only  # report_only asks nothing to run
         return EXIT_FAILED if failed or missing else EXIT_OK
 
-    def _train(self, grid: Grid, runs: list[Run], out: Path) -> tuple[list, int, list[OSError]]:
+    def _train(self, grid: Grid, runs: list[Run], out: Path) -> tuple[list, int, list[OSError], list]:
         """Train the runs not reusable, with a progress bar: (failed runs with reasons, runs trained, machine
-        errors). Interrupted, it keeps what finished and exits the process."""
+        errors, runs that crashed in plug-in code). Interrupted, it keeps what finished and exits the process."""
         todo = triage(runs, force=self.force, reuse_stale=self.reuse_stale)
         for note in todo.notes:
             print(note, file=sys.stderr)
@@ -157,7 +165,8 @@ class Sweep:
                 if todo.todo:  # every cell about to train is built, and what it will log checked, before any run
                     check_metrics(grid, check_cells(executor, todo.todo), planned=True)
                 progress.began()
-                outcome = run_all(todo, ROOT, executor, self.logger, progress, grid=Path(self.grid).stem)
+                outcome = run_all(todo, ROOT, executor, self.logger, progress, grid=Path(self.grid).stem,
+                                  stop_on_crash=self.stop_on_crash)  # fmt: skip
         except (KeyboardInterrupt, Interrupted) as err:
             progress.close()
             print("\ninterrupted: finished runs are kept; run the same command again to continue", file=sys.stderr)
@@ -166,8 +175,9 @@ class Sweep:
             signal.signal(signal.SIGTERM, previous)
         progress.close()
         for run, reason in outcome.failed:
-            print(f"run failed: {run.label}: {reason}", file=sys.stderr)
-        return outcome.failed, len(outcome.finished), outcome.machine
+            if not (outcome.crashed and reason.startswith("not tried:")):  # implied by the crash's own line
+                print(f"run failed: {run.label}: {reason}", file=sys.stderr)
+        return outcome.failed, len(outcome.finished), outcome.machine, outcome.crashed
 
     def _executor(self, out: Path):
         if self.executor == "local":
@@ -231,6 +241,20 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _crashed(crashed: list, prog: str) -> int:
+    """Each run that crashed in plug-in code, in one line (minibert.ablation.crashes): bad input."""
+    for run, reason in crashed:
+        print(f"{prog}: error: {run.label} crashed in plug-in code: {reason}; fix the plug-in and run again",
+              file=sys.stderr)  # fmt: skip
+    return EXIT_BAD_INPUT
+
+
+def _shown(path: Path) -> str:
+    """A path as a person reads it: relative to the working folder where it lies inside it, else absolute."""
+    path = Path(path).resolve()
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:

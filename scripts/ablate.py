@@ -26,12 +26,13 @@ import sys
 from pathlib import Path
 
 from minibert.ablation.executors import EXECUTORS, start_fork_server
+from minibert.checkout import CHECKOUT
+from minibert.commandline import ArgumentParser
+from minibert.places import PlaceError, check_out
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--grid", default="configs/ablations/default.yaml", help="grid file (relative to the repo)")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument(
@@ -84,9 +85,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--seeds={args.seeds}: must be at least 1")
     if args.seed_list is not None and any(s < 0 or s > 2**32 - 1 for s in args.seed_list):
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
+    if not (CHECKOUT / args.grid).is_file():
+        p.error(f"--grid {args.grid}: no such file (grids are named from the checkout: configs/ablations/*.yaml)")
     if args.quick and args.out is None:
         p.error("--quick needs its own --out, so that its tiny runs never join a grid's committed results")
     args.out = args.out or "results"
+    try:
+        check_out(args.out)
+    except PlaceError as err:
+        p.error(str(err))
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
     for folder in args.plugins:

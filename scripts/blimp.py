@@ -9,15 +9,16 @@ whose objective cannot score a sentence; nothing is written.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from minibert.commandline import ArgumentParser
 
 EXIT_BAD_INPUT = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="blimp.py", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="blimp.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--checkpoint", required=True, help="a pre-training run's checkpoint (last.ckpt)")
     p.add_argument("--blimp", required=True, help="BLiMP's data/ folder: one .jsonl a paradigm")
     args = p.parse_args(argv)

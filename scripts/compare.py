@@ -6,7 +6,10 @@
         --arms dyck/pretrain/mlm,dyck/pretrain/span --metric val/gap/acc
 
 A command line over minibert.compare (what is judged and when a pair stops: there and docs/statistics.md).
-Exit codes: 0, 1 (a run failed; its seed counts as failed), 2 (bad input), 3 (the machine).
+A plug-in's comparison goes to runs/compare/<Class>-pairs[-<languages>] (outside the committed pages); with
+--publish, to results/compare/, and every page that reads it is rendered again.
+Exit codes: 0, 1 (a run failed; its seed counts as failed), 2 (bad input, a plug-in that crashes), 3 (the
+machine).
 """
 
 import argparse
@@ -15,15 +18,21 @@ import shlex
 import sys
 from pathlib import Path
 
-from minibert.compare import ComparisonError, Request, compare
+from minibert.commandline import ArgumentParser
+from minibert.compare.errors import ComparisonError
+from minibert.compare.request import Request  # light: bad input is answered before torch is imported
 
 
 def parse_args(argv: list[str] | None = None) -> Request:
-    p = argparse.ArgumentParser(prog="compare.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p = ArgumentParser(prog="compare.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add = p.add_argument
     add("objective", nargs="?", help="a plug-in file (path.py, or path.py:Class) or a class path")
     add("--languages", default="", help="with a plug-in: comma-separated, of --yardsticks (default: all)")
-    add("--yardsticks", default="configs/compare.yaml", help="with a plug-in: the languages and arms it meets")
+    add(
+        "--yardsticks",
+        default="configs/compare.yaml",
+        help="the languages and arms a plug-in meets, and the band of win rates read as alike",
+    )
     add("--finetune", action="store_true", help="with a plug-in: judge full fine-tuning, not the minimal pairs")
     add("--grid", help="instead of a plug-in: a grid file whose experiments are the arms")
     add("--arms", default="", help="with --grid: two or more experiments, comma-separated; the first is A")
@@ -31,8 +40,8 @@ def parse_args(argv: list[str] | None = None) -> Request:
     add("--all-pairs", action="store_true", help="with --grid: every pair of --arms, not the first against each")
     add("--fails-below", type=float, help="with --grid: a seed below this value did not learn")
     add("--bounds", type=float, nargs=2, metavar=("LO", "HI"), help="with --grid: one arm's range, if not [0, 1]")
-    add("--out", type=Path, help="results folder (default results/compare/<objective>-pairs[-<languages>])")
-    add("--margin", type=float, default=1.0, help="equivalence margin: points for accuracies and gaps (default 1)")
+    add("--out", type=Path, help="results folder (default runs/compare/<objective>-pairs[-<languages>])")
+    add("--publish", action="store_true", help="with a plug-in: into results/compare/, rendering every page again")
     add("--max-seeds", type=int, default=40, help="cap on seeds per pair (default 40)")
     add("--minutes", type=float, help="stop before a seed that would pass this many minutes (after the first look)")
     add("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
@@ -52,7 +61,10 @@ def parse_args(argv: list[str] | None = None) -> Request:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return compare(parse_args(argv))
+    request = parse_args(argv)
+    from minibert.compare.session import compare
+
+    return compare(request)
 
 
 if __name__ == "__main__":

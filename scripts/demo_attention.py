@@ -11,9 +11,9 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+
+from minibert.commandline import ArgumentParser
 
 TOKENS = ["[CLS]", "a", "A", "b", "B"]
 
@@ -44,7 +44,7 @@ def weight_table(weights: np.ndarray, tokens: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dim", type=int, default=4, help="width of queries, keys and values")
     args = parser.parse_args(argv)

@@ -11,12 +11,12 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
 import torch
 
+from minibert.commandline import ArgumentParser
 from minibert.masking import IGNORE
 from minibert.model import EncoderConfig
 from minibert.objectives import MaskedLM
@@ -70,7 +70,7 @@ def held_out_accuracy(module: EncoderModule, data: StreamDataModule) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ckpt", type=Path, help="an MLM pre-training checkpoint; none: pre-train one first")
     parser.add_argument("--index", type=int, default=0, help="which validation sentence to show")
     args = parser.parse_args(argv)

@@ -11,10 +11,9 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
+from minibert.commandline import ArgumentParser
 from minibert.languages import BracketPairs
 from minibert.masking import KEPT, MASKED, RANDOM, Masked, MaskingRecipe, shares
 from minibert.token_rows import kind_names, label_tokens, token_rows
@@ -61,7 +60,7 @@ def share_table(masked: Masked, recipe: MaskingRecipe) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--p-pick", type=float, default=MaskingRecipe.p_pick, help="share of content positions picked")
     parser.add_argument("--p-mask", type=float, default=MaskingRecipe.p_mask, help="share of picked -> [MASK]")
     parser.add_argument("--p-random", type=float, default=MaskingRecipe.p_random, help="share of picked -> random")

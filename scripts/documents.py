@@ -13,7 +13,6 @@ seeds and documents, the documents' share of it, and the binomial term a table w
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import logging
@@ -26,6 +25,7 @@ import lightning as L
 import numpy as np
 import yaml
 
+from minibert.commandline import ArgumentParser
 from minibert.stats.bootstrap import clustered
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
@@ -101,7 +101,7 @@ def stack(runs: dict[int, tuple], seeds: list[int], index: int, size: int) -> np
 def main(argv: list[str] | None = None) -> None:
     for name in ("lightning.pytorch", "lightning.fabric"):  # the trainer's notices about devices and tips
         logging.getLogger(name).setLevel(logging.WARNING)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("a", help="glob of arm A's run folders (one per seed), quoted")
     parser.add_argument("--b", help="glob of arm B's run folders: judge A - B, paired by seed")
     parser.add_argument("--reference", help="judge A minus this reference of its own runs (e.g. left_right_trigram)")

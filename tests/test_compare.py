@@ -1,5 +1,5 @@
 """scripts/compare.py on tiny grids: paired seeds, the seeds before the first possible verdict at once then one
-per look, a verdict from the betting confidence sequence with every seed at its value, a comparison that
+per look, a verdict from the sign rule with every seed at its value, a comparison that
 resumes and extends instead of starting over, a plug-in file judged against every arm of its yardsticks, and
 bad input in one line with status 2 before anything trains."""
 
@@ -18,7 +18,8 @@ from minibert.report import table
 from minibert.report.comparison import ComparisonError, Design, Pair, as_diff, judge
 from minibert.report.comparison import table as table_lines
 from minibert.report.query import Data
-from minibert.stats.betting import decide, first_bound, stops
+from minibert.stats import betting
+from minibert.stats.sign import decide, first_bound, stops
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -60,7 +61,7 @@ def compared(tmp_path_factory, scripts):
     tmp = tmp_path_factory.mktemp("compare")
     grid, out = grid_file(tmp), tmp / "out"
     argv = ["--grid", str(grid), "--out", str(out), "--arms", "p/mlm,p/span", "--metric", "val/acc",
-            "--margin", "0.001", "--max-seeds", str(FIRST), "--workers", "2", "--name", "c"]  # fmt: skip
+            "--max-seeds", str(FIRST), "--workers", "2", "--name", "c"]  # fmt: skip
     code = scripts("compare").main(argv)
     return code, out, argv, json.loads((out / "comparisons" / "c.json").read_text())
 
@@ -77,7 +78,7 @@ def test_compare_runs_the_seeds_before_the_first_possible_verdict_at_once_and_st
     assert len(accuracy) == 2 * FIRST
     text = (out / "comparisons" / "c.md").read_text()
     assert "| p/mlm | p/span | val/acc |" in text  # and its history, every look:
-    assert "- p/mlm vs p/span: val/acc: 1: " in text and f", {FIRST}: " in text
+    assert "- p/mlm vs p/span: val/acc: win rate 1: " in text and f", {FIRST}: " in text and "; mean 1: " in text
     assert f"no verdict is possible before {FIRST})" in text
     answer = (out / "ablation.md").read_text().split("## How it was run", 1)[0]
     (row,) = [line.split(" | ") for line in answer.splitlines() if line.startswith("| mlm vs span: val/acc")]
@@ -120,8 +121,8 @@ def test_minutes_stops_on_the_clock_after_the_first_look_and_the_record_says_whe
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[-2] == "undecided (clock)" and cells[-1] == f"stopped on the clock (--minutes) after {FIRST} seeds"
     mlm, span = (float(x) for x in cells[3].split(", "))
-    assert float(cells[4].split(" ")[0]) == pytest.approx(mlm - span, abs=0.011)
-    assert "a decision at this spread would take" in text and "Continue (every seed run so far is reused)" in text
+    assert float(cells[7].split(" ")[0]) == pytest.approx(mlm - span, abs=0.011)  # the mean, beside the wins
+    assert "a decision would take" in text and "Continue (every seed run so far is reused)" in text
 
 
 def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str = "val/acc") -> Data:
@@ -134,28 +135,32 @@ def _table(tmp_path: Path, a: dict[int, float], b: dict[int, float], metric: str
     return Data(pd.DataFrame(rows))
 
 
-def test_judge_stops_at_the_first_look_whose_sequence_excludes_zero_and_names_that_seed(tmp_path):
+def test_judge_stops_at_the_first_look_whose_win_rate_excludes_one_half_and_names_that_seed(tmp_path):
     a = {s: 0.80 + 0.01 * (s % 3) for s in range(20)}
     b = {s: 0.38 + 0.01 * (s % 2) for s in range(20)}
+    b[1] = 0.95  # B wins one seed
     data = _table(tmp_path, a, b)
-    (j,) = judge(data, Design([Pair("x/a", "x/b", "val/acc")], 0.01, 20), {"x/a vs x/b: val/acc": 20})
-    # 42 points, seeds 1 point apart: the best any bet on [-1, 1] can do is (1.42)^n, so not before 11 seeds
-    assert j.verdict.verdict == "A better" and j.verdict.look == 13
-    assert j.verdict.look == decide(j.diffs, 0.01, 20).look and j.history[12] == j.verdict.interval
-    assert as_diff(data, j).say("a", "b").startswith("a better by 42.4 (")
-    (row,) = [r for r in table_lines(Design([j.pair], 0.01, 20), [j]) if r.startswith("| x/a | x/b |")]
-    assert "| a better | sign decided after 13 seeds |" in row and "| 80.95, 38.50 |" in row  # by name, own means
+    (j,) = judge(data, Design([Pair("x/a", "x/b", "val/acc")], 20), {"x/a vs x/b: val/acc": 20})
+    # a Beta(1, 1) mixture against a fair coin: 2^m B(1 + k, 1 + m - k) first reaches 20 at 11 wins in 12
+    assert j.verdict.verdict == "A better" and j.verdict.look == 12 == decide(j.diffs, 20).look
+    assert (j.verdict.wins, j.verdict.losses, j.verdict.e_value) == (11, 1, pytest.approx(4096 / 156))
+    assert j.verdict.rate[0] > 0.5 and j.median == pytest.approx(0.42)
+    assert as_diff(data, j).say("a", "b").startswith("a better: a − b = +")  # the sign rule's, not the interval's
+    (row,) = [r for r in table_lines(Design([j.pair], 20), [j]) if r.startswith("| x/a | x/b |")]
+    assert "| a better | sign decided after 12 seeds |" in row and "| 11 of 12; 0 |" in row
+    assert f"| {100 * j.means[0]:.2f}, {100 * j.means[1]:.2f} |" in row  # the arms by name, their own means
     # lower is better on a gap: the same numbers favour B
-    (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20),
+    (g,) = judge(_table(tmp_path, a, b, "val/gap/acc"), Design([Pair("x/a", "x/b", "val/gap/acc")], 20),
                  {"x/a vs x/b: val/gap/acc": 20})  # fmt: skip
-    assert g.verdict.verdict in ("B better", "undecided (cap)") and g.diffs[0] < 0  # a gap's range is twice as wide
-    assert Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20).range(g.pair) == (-2.0, 2.0)
+    assert g.verdict.verdict == "B better" and g.verdict.look == 12 and g.diffs[0] < 0
+    assert Design([Pair("x/a", "x/b", "val/gap/acc")], 20).range(g.pair) == (-2.0, 2.0)  # the mean's range
 
 
 def test_two_gaps_on_the_same_questions_differ_by_their_accuracies_so_the_design_bets_on_half_the_range(tmp_path):
     """Arms of one seed grading one set of questions share its ceiling: A - B of their gaps is B's accuracy minus
-    A's, within [-1, 1]. A design that says so before its first seed decides sooner, from the same seeds; a
-    seed whose ceilings differ is refused in one line; a record made without it keeps the wider range, and
+    A's, within [-1, 1]. A design that says so before its first seed reads the mean's sequence on that range, so
+    its interval is narrower from the same seeds (the sign rule needs no range); a seed whose ceilings differ is
+    refused in one line; a record made without it keeps the wider range, and
     continuing it under the narrower one is refused."""
     import pandas as pd
 
@@ -169,19 +174,20 @@ def test_two_gaps_on_the_same_questions_differ_by_their_accuracies_so_the_design
             for m, v in (("val/acc", acc[s]), ("val/gap/acc", ceiling[s] - acc[s]),
                          ("val/ceiling/acc", ceiling[s]))]  # fmt: skip
     data, pair = Data(pd.DataFrame(rows)), Pair("x/a", "x/b", "val/gap/acc")
-    wide, narrow = Design([pair], 0.01, 40), Design([pair], 0.01, 40, same_questions=True)
+    wide, narrow = Design([pair], 40), Design([pair], 40, same_questions=True)
     assert (wide.range(pair), narrow.range(pair)) == ((-2.0, 2.0), (-1.0, 1.0))
     (w,), (n,) = (judge(data, d, {pair.label: 40}) for d in (wide, narrow))
     assert w.diffs == n.diffs and all(d == pytest.approx(accuracy["x/a"][s] - accuracy["x/b"][s])
                                       for s, d in enumerate(n.diffs))  # fmt: skip
-    assert n.verdict.verdict == w.verdict.verdict == "A better" and n.verdict.look < w.verdict.look / 1.5
+    assert n.verdict == w.verdict and n.verdict.verdict == "A better"
+    assert n.interval.hi - n.interval.lo < (w.interval.hi - w.interval.lo) / 1.5
     assert Design.from_json(wide.to_json()).range(pair) == (-2.0, 2.0)  # a record keeps the range it was made with
     assert "range of a seed's difference was [-2.0, 2.0], now [-1.0, 1.0]" in narrow.same_question(
         Design.from_json(wide.to_json())
     )
     assert narrow.same_question(Design.from_json(narrow.to_json())) is None  # a record keeps the narrower one too
     accuracy = Pair("x/a", "x/b", "val/acc")  # on an accuracy the flag changes nothing, so a record continues
-    assert Design([accuracy], 0.01, 40, same_questions=True).same_question(Design([accuracy], 0.01, 20)) is None
+    assert Design([accuracy], 40, same_questions=True).same_question(Design([accuracy], 20)) is None
     moved = pd.DataFrame(rows)
     moved.loc[(moved.experiment == "x/b") & (moved.metric == "val/ceiling/acc") & (moved.seed == 5), "value"] = 0.5
     with pytest.raises(ComparisonError, match="at seed 5 the arms' ceilings .* are 0.9.* and 0.5"):
@@ -203,7 +209,7 @@ def test_every_seed_counts_at_its_value_and_failures_are_counted_per_arm(tmp_pat
     b = {s: 0.70 + 0.002 * s for s in range(8)}
     a[2] = 0.5  # a seed that learned nothing
     del b[5]  # a run that gave no figure
-    (j,) = judge(_table(tmp_path, a, b), Design([Pair("x/a", "x/b", "val/acc", 0.55)], 0.01, 8),
+    (j,) = judge(_table(tmp_path, a, b), Design([Pair("x/a", "x/b", "val/acc", 0.55)], 8),
                  {"x/a vs x/b: val/acc": 8})  # fmt: skip
     assert (j.failures.a, j.failures.b, j.failures.seeds) == (1, 1, 8) and j.failures.p == 1.0
     assert j.diffs[2] == pytest.approx(0.5 - 0.704) and j.diffs[5] == pytest.approx(0.815 - 0.0)
@@ -215,9 +221,9 @@ def test_a_figure_outside_its_range_or_a_metric_of_unknown_range_is_refused(tmp_
 
     pair = Pair("x/a", "x/b", "val/loss")
     with pytest.raises(ComparisonError, match="range is not known"):
-        Design([pair], 0.01, 8).first_look([pair])
+        Design([pair], 8).range(pair)
     data = _table(tmp_path, {0: 2.5, 1: 2.4}, {0: 2.6, 1: 9.0}, "val/loss")
-    design = Design([pair], 0.01, 8, bounds=(0.0, 5.0))
+    design = Design([pair], 8, bounds=(0.0, 5.0))
     assert design.range(pair) == (-5.0, 5.0)
     with pytest.raises(ComparisonError, match="9 at seed 1 lies outside"):
         judge(data, design, {pair.label: 2})
@@ -230,35 +236,40 @@ def test_a_family_of_pairs_splits_alpha_so_a_borderline_pair_alone_decides_but_n
     data = _table(tmp_path, a, b)
     pair = Pair("x/a", "x/b", "val/acc")
     looks = {pair.label: 30}
-    alone = judge(data, Design([pair], 0.001, 30), looks)[0]
-    among = judge(data, Design([pair] * 4, 0.001, 30), looks)[0]
+    alone = judge(data, Design([pair], 30), looks)[0]
+    among = judge(data, Design([pair] * 4, 30), looks)[0]
     assert alone.interval.hi - alone.interval.lo < among.interval.hi - among.interval.lo
+    lo, hi = alone.verdict.rate
+    assert among.verdict.rate[0] < lo and hi <= among.verdict.rate[1]  # the win rate's sequence at alpha / 4
     assert alone.verdict.look <= among.verdict.look
 
 
-def test_a_record_judged_by_the_t_based_sequence_is_judged_again_by_the_betting_one(tmp_path):
-    """A record that names no sequence stopped on the safe t-test, whose promise needs normal differences. It is
-    judged again by the betting sequence, which has nothing to tune, and says what it was first judged by; a
-    design whose bounds or sequence change is another question, and a sequence this code does not know is
-    refused."""
+def test_a_record_judged_by_an_earlier_rule_is_judged_again_by_the_sign_rule(tmp_path):
+    """A record that names no rule stopped on a confidence sequence for the mean: the betting one (it names its
+    sequence and margin) or, before it, the safe t-test. It is judged again by the sign rule, which has nothing
+    to tune, at the default band, and says what it was first judged by; a design whose bounds or band change is
+    another question, and a rule this code does not know is refused."""
     from minibert.report.comparison import ComparisonError
 
     a = {s: 0.80 + 0.01 * (s % 3) for s in range(6)}
     b = {s: 0.58 + 0.01 * (s % 2) for s in range(6)}
     data, pair = _table(tmp_path, a, b), Pair("x/a", "x/b", "val/acc")
-    new = Design([pair], 0.01, 6)
+    new = Design([pair], 6)
     body = new.to_json()
-    assert body["sequence"] == "betting" and Design.from_json(body) == new
-    old_body = {k: v for k, v in body.items() if k not in ("sequence", "earlier", "bounds")} | {"prior_variance": 20}
-    old = Design.from_json(old_body)
-    assert old.earlier == "the safe t-test, g = 20" and new.same_question(old) is None
+    assert body["rule"] == "sign" and Design.from_json(body) == new
+    kept = {k: v for k, v in body.items() if k not in ("rule", "earlier", "bounds", "band", "margin")}
+    bet = Design.from_json(kept | {"sequence": "betting", "margin": 0.01})
+    t_test = Design.from_json(kept | {"prior_variance": 20, "margin": 0.01})
+    assert bet.earlier == "the betting sequence on the mean (margin 0.01)" and bet.margin == 0.01
+    assert t_test.earlier == "the safe t-test, g = 20" and new.same_question(t_test) is None
     looks = {pair.label: 6}
-    (now,), (then,) = judge(data, new, looks), judge(data, old, looks)
-    assert now.verdict == then.verdict and now.verdict.verdict == "undecided (cap)"  # 6 seeds of 22 points: too few
-    assert "First judged by the safe t-test, g = 20" in "\n".join(table_lines(old, [then]))
-    assert new.same_question(Design([pair], 0.01, 6, bounds=(0.0, 1.0))) == "its bounds was (0.0, 1.0), now None"
+    (now,), (then,) = judge(data, new, looks), judge(data, t_test, looks)
+    assert now.verdict == then.verdict and now.verdict.verdict == "undecided (cap)"  # 6 wins: too few for any rule
+    assert "First judged by the safe t-test, g = 20" in "\n".join(table_lines(t_test, [then]))
+    assert new.same_question(Design([pair], 6, bounds=(0.0, 1.0))) == "its bounds was (0.0, 1.0), now None"
+    assert new.same_question(Design([pair], 6, band=(0.3, 0.7))) == "its band was (0.3, 0.7), now (0.25, 0.75)"
     with pytest.raises(ComparisonError, match="does not know"):
-        Design.from_json(body | {"sequence": "something else"})
+        Design.from_json(body | {"rule": "something else"})
 
 
 @pytest.mark.parametrize("finetune", [False, True], ids=["pairs", "finetune"])
@@ -380,7 +391,8 @@ def _bad(tmp_path: Path, change: dict) -> list[str]:
         ({"--arms": "p/mlm"}, "two or more different"),
         ({"--arms": "p/mlm,p/mlm"}, "two or more different"),
         ({"--metric": "val/acx"}, "p/mlm does not log it"),
-        ({"--margin": "0"}, "--margin=0.0: must be > 0"),
+        ({"--yardsticks": "{band}"}, "alike band [0.6, 0.9]: needs 0 < lo < 0.5 < hi < 1"),
+        ({"--yardsticks": "no/such.yaml"}, "--yardsticks no/such.yaml: cannot read it"),
         ({"--max-seeds": "2"}, f"at least {FIRST}"),
         ({"--metric": "val/loss"}, "val/loss: its range is not known"),
         ({"--name": "../../x"}, "plain file name"),
@@ -388,7 +400,8 @@ def _bad(tmp_path: Path, change: dict) -> list[str]:
     ],
 )
 def test_bad_input_is_one_line_with_status_2_before_anything_trains(tmp_path, scripts, capsys, change, fragment):
-    argv = _bad(tmp_path, change)
+    (tmp_path / "band.yaml").write_text("alike: [0.6, 0.9]\n")
+    argv = [x.format(band=tmp_path / "band.yaml") for x in _bad(tmp_path, change)]
     try:
         code = scripts("compare").main(argv)
     except SystemExit as exited:  # argparse's own errors
@@ -412,16 +425,16 @@ def test_a_damaged_record_is_one_line_and_left_as_it_is(compared, scripts, capsy
     assert (damaged / "comparisons" / "c.json").read_text() == '{"design": '
 
 
-def test_another_margin_on_a_recorded_comparison_is_refused_not_overwritten(compared, scripts, capsys):
+def test_another_band_on_a_recorded_comparison_is_refused_not_overwritten(compared, scripts, capsys, tmp_path):
     _, out, argv, _ = compared
     before = (out / "comparisons" / "c.json").read_text()
-    changed = [*argv[: argv.index("--margin") + 1], "2", *argv[argv.index("--margin") + 2 :]]
-    assert scripts("compare").main(changed) == 2
-    assert "its margin was ±0.001, now ±2" in capsys.readouterr().err
+    (tmp_path / "band.yaml").write_text("alike: [0.3, 0.7]\n")
+    assert scripts("compare").main([*argv, "--yardsticks", str(tmp_path / "band.yaml")]) == 2
+    assert "its band was (0.25, 0.75), now (0.3, 0.7)" in capsys.readouterr().err
     assert (out / "comparisons" / "c.json").read_text() == before
 
 
-def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_seeds_do_not_average_away():
+def test_on_a_shared_validation_set_the_means_sequence_holds_the_sets_own_error_which_seeds_do_not_average_away():
     """Every seed grading one fixed set of n questions carries that set's draw (a shift of the true difference
     by about sqrt(2 p (1 - p) / n)), so per-seed differences agree with each other and not with the truth. With
     no true difference, a sequence over seeds alone calls a winner far above 5% of the time; widened by the
@@ -451,13 +464,13 @@ def test_on_a_shared_validation_set_the_verdict_holds_the_sets_own_error_which_s
     shift = rng.normal(0, se, (experiments, 1))  # the fixed set's draw, shared by every seed
     diffs = shift + rng.normal(0, 0.002, (experiments, seeds))  # seeds differ little
     for name, (level, w) in {"seeds only": (0.05, 0.0), "with the set's error": (alpha, widen)}.items():
-        up, down, _ = stops(diffs, 1e-9, level, widen=w)  # what `decide` reads, for every comparison at once
+        up, down, _ = betting.stops(diffs, 1e-9, level, widen=w)  # the mean's sequence, every comparison at once
         wrong[name] = int((up | down)[:, -1].sum())
     assert wrong["seeds only"] / experiments > 0.3
     assert wrong["with the set's error"] / experiments <= 0.05
 
 
-def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_their_error():
+def test_on_text_every_seed_draws_from_the_same_documents_so_the_means_sequence_holds_their_error():
     """compare.py draws each seed's own validation questions, but on text they come from the same few documents,
     whose own leaning (an arm x document effect) every seed shares. Each simulated comparison logs its arms'
     figures per document (20 documents, 400 questions each per seed), and `_shared_set` widens the sequence by
@@ -473,7 +486,7 @@ def test_on_text_every_seed_draws_from_the_same_documents_so_the_verdict_holds_t
         alpha, widen = _shared_set(data, Pair("a", "b", "val/acc"), 0.05, set(range(logged)))
         assert alpha == 0.025 and widen > 0
         for name, (level, w) in {"seeds only": (0.05, 0.0), "with the documents' term": (alpha, widen)}.items():
-            up, down, _ = stops(diffs, 1e-9, level, widen=w)
+            up, down, _ = betting.stops(diffs, 1e-9, level, widen=w)
             wrong[name] += bool(up[-1] or down[-1])
     assert wrong["seeds only"] > 0.3 * experiments and wrong["with the documents' term"] <= 0.05 * experiments, wrong
 
@@ -584,23 +597,26 @@ def test_a_language_that_makes_no_pairs_is_refused_in_one_line_and_nothing_is_wr
     assert not out.exists()  # the grid it wrote to build the cells is gone again
 
 
-def test_an_open_pair_says_the_seeds_its_spread_needs_and_the_command_that_continues_it(tmp_path):
+def test_an_open_pair_says_its_wins_why_it_is_open_the_seeds_the_sign_rule_needs_and_the_command(tmp_path):
     from minibert import compare
-    from minibert.stats.betting import seeds_to_decide
+    from minibert.stats.sign import seeds_to_decide, signs
 
     rng = np.random.default_rng(0)
     a = {s: 0.80 + 0.02 * rng.normal() for s in range(5)}
-    b = {s: 0.73 + 0.02 * rng.normal() for s in range(5)}
-    design = Design([Pair("x/a", "x/b", "val/acc")], 0.01, 20)
+    b = {s: 0.78 + 0.02 * rng.normal() for s in range(5)}
+    design = Design([Pair("x/a", "x/b", "val/acc")], 20)
     (j,) = judge(_table(tmp_path, a, b), design, {"x/a vs x/b: val/acc": 5})
     assert j.verdict.reason == "below the cap"
-    lines = compare.next_steps(_table(tmp_path, a, b), design, [j], "python scripts/compare.py p.py --minutes 15")
-    need = seeds_to_decide(j.diffs, 0.01, 0.05, limit=200)
-    assert need > 5 and f"would take about {need} seeds" in lines[3]
+    lines = compare.next_steps(_table(tmp_path, a, b), design, [j], "python scripts/compare.py p.py --minutes 15", 90)
+    need = seeds_to_decide(j.diffs, 0.05, design.band)
+    v = j.verdict
+    assert need > 5 and f"would take about {need} seeds (about {round(need * 1.5)} min at this pace)" in lines[3]
+    assert f"a wins {v.wins} of {v.untied} untied seeds" in lines[3] and "open because" in lines[3]
     assert lines[-1].endswith(f"`python scripts/compare.py p.py --max-seeds {need}`")
-    # half of the comparisons drawn like this one stop by then: the estimate is a median, read off the seeds
-    draws = np.asarray(j.diffs)[rng.integers(0, 5, (400, need))]
-    up, down, inside = stops(draws, 0.01, 0.05)
+    # half of the comparisons continued like this one stop by then: a median, read off the seeds so far
+    s = signs(j.diffs)
+    draws = np.concatenate([np.tile(s, (400, 1)), s[rng.integers(0, 5, (400, need - 5))]], 1)
+    up, down, inside = stops(draws, 0.05, design.band)
     assert 0.4 <= (up | down | inside)[:, -1].mean() <= 0.65
 
 
@@ -620,7 +636,11 @@ def test_a_bad_plugin_or_place_is_one_line_with_status_2_and_nothing_written(tmp
     (tmp_path / "a_file").write_text("")
     out = tmp_path / "out"
     argv = [str(tmp_path / "mine.py"), "--out", str(out), *(x.format(file=tmp_path / "a_file") for x in extra)]
-    assert scripts("compare").main(argv) == 2
+    try:
+        code = scripts("compare").main(argv)
+    except SystemExit as exited:  # refused while the arguments are read, before anything is imported
+        code = exited.code
+    assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0] and err[0].startswith("compare.py: error:")
     assert not out.exists() and (tmp_path / "a_file").read_text() == ""
@@ -639,7 +659,7 @@ def test_a_comparisons_own_grid_page_is_titled_by_its_folder_not_grid_grid(tmp_p
 
 def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on_the_same_seeds(tmp_path):
     """A claim 'x/b's accuracy below x/a's', where a comparison recorded x/a against x/b on the gap: the claim
-    reads the record's sequence (here undecided at 4 seeds, as no valid sequence decides before 7), although a
+    reads the record's sign rule (here undecided at 4 seeds, as the rule decides nothing before 8), although a
     fixed-sample interval over the same seeds would say it holds; with the arms' ceilings apart, the gap is
     another question and the claim is judged on its own seeds."""
     import pandas as pd
@@ -662,7 +682,7 @@ def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on
     (tmp_path / "comparisons").mkdir()
     for a, b, metric in (("x/a", "x/b", "val/gap/acc"), ("x/b", "x/a", "val/gap/acc"), ("x/b", "x/a", "val/acc")):
         pair = Pair(a, b, metric)  # recorded either way round, on the gap or on the claim's own metric
-        design = Design([pair], 0.01, 20).to_json()  # made before designs said whether the questions are shared
+        design = Design([pair], 20).to_json()  # made before designs said whether the questions are shared
         (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design, "looks": {pair.label: 4}}))
         answer = grid_report.claim_answer(claim, shared, tmp_path)
         assert answer.verdict == "undecided" and "`comparisons/c`; sequential" in answer.text, (pair, answer.text)
@@ -670,7 +690,7 @@ def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on
         assert d.interval.mean == pytest.approx(0.206) and d.favour.mean > 0 and answer.seeds == "4", pair
     alone = grid_report.claim_answer(claim, Data(pd.DataFrame(rows(0.9))))  # no record to read: an interval
     assert alone.verdict == "holds" and "sequential" not in alone.text
-    design = Design([Pair("x/a", "x/b", "val/gap/acc")], 0.01, 20).to_json()
+    design = Design([Pair("x/a", "x/b", "val/gap/acc")], 20).to_json()
     (tmp_path / "comparisons" / "c.json").write_text(
         json.dumps({"design": design, "looks": {"x/a vs x/b: val/gap/acc": 4}})
     )

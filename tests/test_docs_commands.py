@@ -27,6 +27,7 @@ SKIPPED = {
     "pytest": "the test suite itself",
     "python -c": "what an exported folder does in transformers: tests/test_export.py",
     "git worktree": "docs/reliability.md's measurement of an old commit, by hand",
+    "python scripts/ablate.py --grid /tmp/tg.yaml": "the same measurement, on the grid its `python -c` line writes",
 }
 
 

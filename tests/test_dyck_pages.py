@@ -65,11 +65,11 @@ def test_the_sign_label_names_the_arm_with_the_smaller_gap_whichever_arm_comes_f
     assert forward.interval.mean == pytest.approx(means[MLM] - means[SPAN])
 
     # and so does the page, where the recorded comparison judges the pair: A - B with its sign, and the record's
-    # verdict, which three seeds cannot decide on the gap's range (minibert.stats.betting.first_bound)
+    # verdict, which three seeds cannot decide (minibert.stats.sign.first_bound)
     _, text = Renderer(tmp_path).render(Path("results/dyck.md.j2"))
     row = next(line for line in text.splitlines() if line.startswith("| MLM | span masking | cloze gap"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[-2:] == ["undecided", "the sequence of comparisons/pretrain-gap"]
+    assert cells[-2:] == ["undecided", "the sign rule of comparisons/pretrain-gap"]
     if smaller:
         assert cells[3].startswith("-" if smaller == "MLM" else "+"), cells
     assert re.search(r"Token against span masking\*\*, on the gap: undecided", text)  # the same record's verdict

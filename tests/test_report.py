@@ -212,10 +212,10 @@ def arms() -> list[dict]:
 
 
 def record(folder: Path, name: str, pairs: list[tuple[str, str, str]], first_seed: int, looks: int) -> None:
-    """A comparison as scripts/compare.py records it: its design (pairs, margin, cap) and the seeds each ran."""
+    """A comparison as scripts/compare.py records it: its design (pairs, cap) and the seeds each ran."""
     from minibert.report.comparison import Design, Pair
 
-    design = Design([Pair(a, b, m) for a, b, m in pairs], margin=0.01, cap=10, first_seed=first_seed)
+    design = Design([Pair(a, b, m) for a, b, m in pairs], cap=10, first_seed=first_seed)
     (folder / "comparisons").mkdir(exist_ok=True)
     body = {"design": design.to_json(), "looks": {p.label: looks for p in design.pairs}}
     (folder / "comparisons" / f"{name}.json").write_text(json.dumps(body))
@@ -231,9 +231,14 @@ def test_a_recorded_comparison_is_on_the_first_screen_with_its_arms_seeds_and_th
     a, b = (arm.rsplit("/", 1)[-1] for arm in order)
     for kind in ("md", "html"):
         ((text, figure, seeds, verdict),) = sections(page, kind)["The answer"]
-        assert text.startswith(f"{a} vs {b}: {metric}") and "mlm-vs-span" in text and "sequential" in text
+        assert (
+            text.startswith(f"{a} vs {b}: {metric}")
+            and "comparisons/mlm-vs-span" in text
+            and "open at 5 of 10 seeds" in text
+        )
+        assert text.endswith(f"; {a} won {5 if a == 'span' else 0} of 5 seeds)")  # span ahead on every seed
         assert seeds == "5"  # the seeds the comparison ran, not the grid's 10 nor MLM's 7
-        # five seeds are fewer than any verdict on [-1, 1] needs (betting.first_bound): the row says so, with the
+        # five seeds are fewer than the sign rule needs (sign.first_bound): the row says so, with the
         # difference oriented towards the arm ahead (span: higher acc, smaller gap)
         assert verdict == "undecided", (verdict, figure)
         diff = statistics.fmean(SPAN[s] - MLM[s] for s in SPAN)

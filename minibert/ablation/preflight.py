@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from minibert.ablation.crashes import plugin_crash
 from minibert.ablation.grid import GridError
 from minibert.ablation.runner import Run
 from minibert.training.length_eval import LengthEval
@@ -67,9 +68,12 @@ def logged_keys(module, callbacks=()) -> set[str]:
 
 
 def _one_line(err: BaseException, run: Run, root: Path) -> str:
-    """The error in one line; a missing module that the cell names by class path gets the plug-in hint."""
+    """The error in one line; one raised in a plug-in's own code names its type, file and line; a missing module
+    that the cell names by class path gets the plug-in hint."""
     from minibert.training.cli import ConfigError, explain
 
+    if (crash := plugin_crash(err)) is not None:
+        return f"crashed in plug-in code: {crash}; fix the plug-in and run again"
     line = str(err) if isinstance(err, ConfigError) else explain(err)
     missing = re.search(r"No module named '([^'.]+)", line)
     named = " ".join([*((root / c).read_text() for c in run.experiment.configs), repr(run.experiment.overrides)])

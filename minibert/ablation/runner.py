@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from minibert.ablation.crashes import PluginCrash, plugin_crash
 from minibert.ablation.grid import Experiment
 from minibert.atomic_writes import write_atomic, write_json
 from minibert.training.code_version import stale_because
@@ -183,7 +184,14 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
         if logger == "wandb":
             configs.append(run.run_dir / "wandb_logger.yaml")
             write_atomic(configs[-1], yaml.safe_dump(wandb_config(run, grid)))
-        summary = fit(configs, cli_args(run), root_dir=run.run_dir)
+        try:
+            summary = fit(configs, cli_args(run), root_dir=run.run_dir)
+        except Exception as err:
+            traceback.print_exc()  # the whole story in the run's log; the runner says it in one line
+            machine = isinstance(err, OSError) and err.errno in MACHINE_ERRNOS  # the machine's, wherever raised
+            if not machine and (crash := plugin_crash(err)) is not None:
+                raise crash from None
+            raise
         if logger == "wandb":
             import wandb
 
@@ -241,6 +249,7 @@ class Outcome:
     skipped: list[Run]  # reused: finished before this invocation
     failed: list[tuple[Run, str]]  # run and the reason (with its log path)
     machine: list[OSError] = field(default_factory=list)  # failures that were the machine's (MACHINE_ERRNOS)
+    crashed: list[tuple[Run, str]] = field(default_factory=list)  # runs that crashed in plug-in code, and where
 
 
 def run_all(
@@ -250,10 +259,13 @@ def run_all(
     logger: str = "csv",
     on_progress: Callable[[Run, str], None] = lambda run, status: None,
     grid: str = "",
+    stop_on_crash: bool = False,
 ) -> Outcome:
     """Train `plan.todo` on `executor` (minibert.ablation.executors), upstream before downstream.
 
-    A failed run is reported with its log path; runs that depend on it are failed too; the rest go on.
+    A failed run is reported with its log path; runs that depend on it are failed too; the rest go on. A run
+    that crashed in plug-in code (minibert.ablation.crashes) is a bug, not an outcome: the other seeds of its
+    experiment are not tried, and with `stop_on_crash` nothing more is started at all.
     """
     outcome = Outcome([], list(plan.reused), [])
     for r in plan.reused:
@@ -284,6 +296,18 @@ def run_all(
             r = running.pop(job)
             try:
                 executor.result(job)
+            except PluginCrash as err:
+                failed_keys.add(r.key)
+                outcome.crashed.append((r, f"{err} (log: {r.run_dir / 'run.log'})"))
+                on_progress(r, "failed")
+                same = [x for x in todo if x.experiment.name == r.experiment.name or stop_on_crash]
+                for x in same:  # not tried: the same code would crash the same way
+                    todo.remove(x)
+                    failed_keys.add(x.key)
+                    outcome.failed.append((x, f"not tried: {r.label} crashed in plug-in code"))
+                    on_progress(x, "failed")
+                if stop_on_crash:  # leaving the executor cancels the runs still going
+                    return outcome
             except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (training.preemption)
                 failed_keys.add(r.key)
                 if isinstance(err, OSError) and err.errno in MACHINE_ERRNOS:

@@ -11,21 +11,23 @@ Example:
     0
 """
 
-from minibert.compare.objective import find_objective
-from minibert.compare.reading import next_steps, probe_lines
-from minibert.compare.request import Request
-from minibert.compare.session import compare
-from minibert.compare.yardsticks import pair_figures, plugin_grid
-from minibert.report.comparison import ComparisonError, Pair
+import importlib
 
-__all__ = [
-    "ComparisonError",
-    "Pair",
-    "Request",
-    "compare",
-    "find_objective",
-    "next_steps",
-    "pair_figures",
-    "plugin_grid",
-    "probe_lines",
-]
+_WHERE = {  # name -> module: imported when first asked for, so that a command line answers bad input before torch
+    "ComparisonError": "minibert.compare.errors",
+    "Pair": "minibert.report.comparison",
+    "Request": "minibert.compare.request",
+    "compare": "minibert.compare.session",
+    "find_objective": "minibert.compare.objective",
+    "next_steps": "minibert.compare.reading",
+    "probe_lines": "minibert.compare.reading",
+    "pair_figures": "minibert.compare.yardsticks",
+    "plugin_grid": "minibert.compare.yardsticks",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'minibert.compare' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -7,7 +7,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from minibert.report.comparison import ComparisonError
+from minibert.compare.errors import ComparisonError
 
 
 def find_objective(spec: str, plugins: list[str]) -> tuple[type, str, list[str]]:

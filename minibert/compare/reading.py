@@ -23,15 +23,17 @@ def measure_line(finetune: bool) -> str:
     )
 
 
-def design_lines(design: Design, margin: float, unit: str) -> list[str]:
-    """The families, the error each is held at, the margin and the seeds: said before the first seed runs."""
+def design_lines(design: Design, unit: str) -> list[str]:
+    """The families, the error each is held at, the band and the seeds: said before the first seed runs."""
     families = ", ".join(f"{k} ({name})" if name else str(k) for name, k in design.families.items())
     together = len(design.families)
     overall = f", so a wrong verdict anywhere with probability at most {design.alpha * together:g}"
+    lo, hi = design.band
     return [f"{len(design.pairs)} pair(s) in families of {families}, each family held at {design.alpha:g} (Bonferroni)"
-            f"{overall if together > 1 else ''}; margin ±{margin:g} {unit}; at most {design.cap} seeds per pair, no "
-            f"verdict before {design.first_look(design.pairs)} (the betting sequence: valid on any per-seed figures, "
-            "docs/statistics.md)."]  # fmt: skip
+            f"{overall if together > 1 else ''}; a pair stops when one arm wins on most seeds (the sign rule: exact "
+            f"whatever the figures' shape, docs/statistics.md) or when A's win rate lies inside {lo:g} to {hi:g} "
+            f"(alike); at most {design.cap} seeds per pair, no verdict before {design.first_look(design.pairs)}; "
+            f"the mean difference in {unit} is reported beside it."]  # fmt: skip
 
 
 def cost_lines(design: Design, per_seed: float | None, workers: int, minutes: float | None) -> list[str]:
@@ -68,21 +70,30 @@ def probe_lines(data: Data | None, pairs: list[Pair]) -> list[str]:
     return lines
 
 
-def next_steps(data: Data, design: Design, judged: list, command: str) -> list[str]:
-    """For every pair still open or capped, the seeds its sequence would need at the spread observed so far, and
-    the command that continues the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
+def next_steps(data: Data, design: Design, judged: list, command: str, pace: float | None = None) -> list[str]:
+    """For every pair still open or capped, what it rests on, why it is open, the seeds the sign rule would need
+    at the wins seen so far (with minutes at `pace`, seconds a seed of every arm), and the command that continues
+    the comparison to that many seeds (the sequence goes on; nothing is re-run)."""
     lines, most = [], 0
     for j in judged:
-        if j.decided or (found := seeds_needed(design, j)) is None:
+        if j.decided or j.verdict.reason == "every seed tied" or len(j.diffs) < 2:
             continue
-        seeds, mean, sd, need = found
+        need = seeds_needed(design, j)
+        a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
+        v = j.verdict
+        why = (
+            f"{a} and {b} split their untied seeds near one half, too few yet to say they are alike"
+            if v.wins and v.losses and abs(v.wins - v.losses) <= max(1, v.untied // 5)
+            else f"{v.wins} wins of {v.untied} untied seeds are too few yet for the sign rule at alpha {j.alpha:.3g}"
+        )
+        when = "more than 500 seeds" if need is None else f"about {need} seeds" + (
+            f" (about {need * pace / 60:.0f} min at this pace)" if pace else "")  # fmt: skip
         scale = 100 if is_proportion(j.pair.metric) else 1
-        said = f"about {need} seeds" if need else "more seeds than any budget holds (its spread is wide for its mean)"
-        lines.append(f"- {j.pair.a} vs {j.pair.b}: mean {scale * mean:+.2f}, SD {scale * sd:.2f} over {seeds} "
-                     f"seeds: a decision at this spread would take {said}")  # fmt: skip
+        lines.append(f"- {j.pair.a} vs {j.pair.b}: {j.meaning(a, b, scale)}; open because {why}: a decision "
+                     f"would take {when}")  # fmt: skip
         most = max(most, need or 0)
     if not lines:
         return []
     rerun = re.sub(r"\s--(max-seeds|minutes)[ =]\S+", "", command) + f" --max-seeds {max(most, design.cap + 1)}"
-    return ["", "Open pairs, at the spread seen so far (a planning figure, not a promise):", "", *lines, "",
+    return ["", "Open pairs, at the wins seen so far (a planning figure, not a promise):", "", *lines, "",
             f"Continue (every seed run so far is reused): `{rerun}`"]  # fmt: skip

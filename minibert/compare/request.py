@@ -6,16 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minibert.report.comparison import ComparisonError
-from minibert.stats.betting import first_bound
+import yaml
+
+from minibert.checkout import CHECKOUT
+from minibert.compare.errors import ComparisonError, record_path
+from minibert.places import PlaceError, check_out
+from minibert.stats import sign
+
+DEFAULT_OUT = "runs/compare"  # a plug-in's comparison, outside the committed pages unless --publish
+PUBLISHED_OUT = "results/compare"
 
 
 @dataclass(frozen=True)
 class Request:
     """A comparison, as `scripts/compare.py` takes it. Either `objective` (a plug-in file, `path.py:Class`, or
     a class path) judged on `yardsticks` (`languages`: some of them, default all), or `grid` with `arms` (the
-    first against each of the others, or `all_pairs`) on `metric`. `margin` is in the printed unit: points for
-    accuracies and gaps, the metric's own otherwise."""
+    first against each of the others, or `all_pairs`) on `metric`. Either way the band of win rates read as
+    "alike" is the one `yardsticks` declares (`alike:`), fixed before any run."""
 
     objective: str | None = None
     grid: str | None = None
@@ -26,21 +33,34 @@ class Request:
     languages: list[str] = field(default_factory=list)
     yardsticks: str = "configs/compare.yaml"
     out: Path | None = None  # default results/compare/<objective>-pairs[-<languages>]; with a grid, required
-    margin: float = 1.0
     max_seeds: int = 40
     minutes: float | None = None  # stop before a seed that would pass this many minutes, at this machine's pace
     first_seed: int = 0
     fails_below: float | None = None  # with a grid: a seed below this value did not learn
     bounds: tuple[float, float] | None = None  # with a grid and a metric of no known range: one arm's range
     name: str | None = None  # the record's file name in <out>/comparisons/ (default: verdicts)
+    publish: bool = False  # with a plug-in: its default folder under results/compare/, and every page rendered
     workers: int = 2
     plugins: list[str] = field(default_factory=list)  # folders plug-ins named by class path are imported from
     command: str = ""  # what started it, for the record and the command that continues it
 
     def check(self) -> None:
-        """Raise ComparisonError, in one line naming the option, on a request no comparison can answer."""
+        """Raise ComparisonError, in one line naming the option, on a request no comparison can answer: every
+        check here reads only the files named, so it answers before torch is imported."""
         if (self.objective is None) == (self.grid is None):
             raise ComparisonError("give a plug-in objective, or --grid with --arms and --metric (not both)")
+        if self.objective is not None and (file := self.objective.partition(":")[0]).endswith(".py"):
+            if not Path(file).is_file():
+                raise ComparisonError(f"{file}: no such file")
+        if self.grid is not None and not (CHECKOUT / self.grid).is_file():
+            raise ComparisonError(f"--grid {self.grid}: no such file")
+        if self.publish and (self.grid is not None or self.out is not None):
+            raise ComparisonError("--publish goes with a plug-in and its default folder under results/compare/")
+        try:
+            check_out(self.out if self.out is not None else CHECKOUT / (PUBLISHED_OUT if self.publish else DEFAULT_OUT))
+        except PlaceError as err:
+            raise ComparisonError(str(err)) from None
+        record_path(Path(self.out or "."), self.name or "verdicts")
         if self.grid is not None:
             if not (self.arms and self.metric and self.out):
                 raise ComparisonError("--grid needs --arms, --metric and --out")
@@ -56,9 +76,8 @@ class Request:
                                   "is judged on its --yardsticks")  # fmt: skip
         if self.bounds is not None and not self.bounds[0] < self.bounds[1]:
             raise ComparisonError(f"--bounds {self.bounds[0]:g} {self.bounds[1]:g}: LO must be below HI")
-        if not self.margin > 0:
-            raise ComparisonError(f"--margin={self.margin}: must be > 0")
-        if self.max_seeds < (fewest := first_bound()):  # a pair alone on [-1, 1]; a family needs more (later)
+        self.band()
+        if self.max_seeds < (fewest := sign.first_bound()):  # a pair alone; a family needs more (checked later)
             raise ComparisonError(f"--max-seeds={self.max_seeds}: must be at least {fewest} (no verdict is possible "
                                   "before)")  # fmt: skip
         if self.minutes is not None and not self.minutes > 0:
@@ -68,3 +87,18 @@ class Request:
         for folder in self.plugins:
             if not Path(folder).is_dir():
                 raise ComparisonError(f"--plugins={folder}: not a folder")
+
+    def band(self) -> tuple[float, float]:
+        """The "alike" band `yardsticks` declares (`alike:`; minibert.stats.sign.BAND where it declares none),
+        ComparisonError in one line if the file cannot be read or the band is not around one half inside (0, 1)."""
+        path = CHECKOUT / self.yardsticks
+        try:
+            spec = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as err:
+            raise ComparisonError(f"--yardsticks {self.yardsticks}: cannot read it ({type(err).__name__})") from None
+        if not isinstance(spec, dict):
+            raise ComparisonError(f"--yardsticks {self.yardsticks}: not a mapping of languages and settings")
+        try:
+            return sign.check_band(spec.get("alike", sign.BAND))
+        except ValueError as err:
+            raise ComparisonError(f"--yardsticks {self.yardsticks}: {err}") from None

@@ -20,21 +20,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from minibert.ablation.grid import GridError, load_grid
+from minibert.compare.errors import ComparisonError, record_path
 from minibert.compare.objective import find_objective
 from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
-from minibert.compare.request import Request
+from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
 from minibert.compare.timing import estimate
 from minibert.compare.yardsticks import default_folder, pair_figures, plugin_grid, relative
 from minibert.report import render
 from minibert.report.comparison import (
-    ComparisonError,
     Design,
     Pair,
     is_gap,
     is_proportion,
     judge,
     load_record,
-    record_path,
     table,
     value_range,
     write_record,
@@ -84,16 +83,13 @@ def compare(request: Request) -> int:
 
 
 def _out(request: Request) -> Path:
-    """The comparison's folder, refused before anything is written if it is a file or the record's name is no
-    plain file name."""
+    """The comparison's folder (`Request.check` has checked that it can be written)."""
     if request.out is not None:
         out = Path(request.out).resolve()
     else:
         arm = find_objective(request.objective, request.plugins)[0].__name__
-        out = (ROOT / "results" / "compare" / default_folder(arm, request.finetune, request.languages)).resolve()
-    if out.exists() and not out.is_dir():
-        raise ComparisonError(f"--out {out}: a file, not a folder; give a folder for the runs and the record")
-    record_path(out, request.name or "verdicts")
+        parent = PUBLISHED_OUT if request.publish else DEFAULT_OUT
+        out = (ROOT / parent / default_folder(arm, request.finetune, request.languages)).resolve()
     return out
 
 
@@ -115,14 +111,15 @@ def _prepare(request: Request, out: Path) -> _Comparison:
         if not pairs:
             raise ComparisonError("no language left to judge on minimal pairs: " + "; ".join(notes))
     _check_metrics(pairs, keys)
-    scale = _scale(pairs)
     if request.bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
         raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a design "
                               "does not narrow")  # fmt: skip
     # seed s gives every arm the validation set of seed s, so two gaps share its ceiling (checked on every seed)
-    design = Design(pairs, request.margin / scale, request.max_seeds, first_seed=request.first_seed,
+    design = Design(pairs, request.max_seeds, request.band(), first_seed=request.first_seed,
                     command=request.command, bounds=tuple(request.bounds) if request.bounds else None,
                     same_questions=any(is_gap(p.metric) for p in pairs))  # fmt: skip
+    for pair in pairs:  # the mean's sequence, and a run with no figure, need one arm's range
+        design.range(pair)
     if request.max_seeds < (first := design.first_look(pairs)):
         raise ComparisonError(f"--max-seeds={request.max_seeds}: these {len(pairs)} pair(s) can be decided no sooner "
                               f"than after {first} seeds; give at least that")  # fmt: skip
@@ -131,7 +128,7 @@ def _prepare(request: Request, out: Path) -> _Comparison:
     if (recorded := load_record(path)) is not None:
         before = recorded["design"]
         design = replace(design, earlier=before.earlier)  # what it was first judged by, if not this sequence
-        if why := design.same_question(before, scale):
+        if why := design.same_question(before):
             raise ComparisonError(f"{relative(path)} records another comparison ({why}): give another --name, or the "
                                   "settings it was made with to continue it")  # fmt: skip
         looks = {k: int(v) for k, v in recorded["looks"].items()}
@@ -168,7 +165,7 @@ def _say(c: _Comparison) -> None:
     """What is judged, the design and what it will cost, before the first seed."""
     unit = "points" if c.scale == 100 else "units"
     lines = [f"judged on {measure_line(c.request.finetune)}"] if c.request.objective is not None else []
-    lines += [*c.notes, *design_lines(c.design, c.request.margin, unit)]
+    lines += [*c.notes, *design_lines(c.design, unit)]
     lines += cost_lines(c.design, c.per_seed, c.request.workers, c.request.minutes)
     for line in lines:
         print(f"compare.py: {line}", file=sys.stderr)
@@ -185,7 +182,7 @@ def _loop(c: _Comparison, start: float) -> int:
         open_pairs = [p for p in c.pairs if looks.get(p.label, 0) < design.cap and not any(
             j.pair == p and j.stopped and j.looks > 0 for j in judged)]  # fmt: skip
         if judged:
-            body = _verdicts(c, data, design, judged, clock)
+            body = _verdicts(c, data, design, judged, clock, seed_time or None)
             write_record(c.record, design, looks, judged, [f"# {len(c.pairs)} pair(s) in {relative(c.out)}", "",
                          f"- command: `{request.command}`", f"- wall time of this invocation: "
                          f"{time.perf_counter() - start:.0f} s", "", *body],
@@ -208,7 +205,8 @@ def _loop(c: _Comparison, start: float) -> int:
               f"{len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
         began = time.perf_counter()
         status = Sweep(relative(c.grid), c.out, seeds=batch, only=arms, workers=request.workers, pages=False,
-                       plugins=c.plugins, command=request.command).run()  # fmt: skip
+                       plugins=c.plugins, command=request.command, stop_on_crash=True, quiet=True,
+                       prog="compare.py").run()  # fmt: skip
         seed_time = (time.perf_counter() - began) / len(batch)  # this machine's own pace, for the clock
         if status in (EXIT_BAD_INPUT, EXIT_ENVIRONMENT):
             return status
@@ -216,18 +214,21 @@ def _loop(c: _Comparison, start: float) -> int:
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     render.publish(c.out, load_grid(c.grid, root=ROOT), ROOT)  # every page this table feeds, the record as it is
-    print("\n".join(_verdicts(c, data, design, judged, clock)))
+    print("\n".join(_verdicts(c, data, design, judged, clock, seed_time or None)))
     print(f"wrote {relative(c.record)} and {relative(c.record.with_suffix('.md'))}; "
           f"{time.perf_counter() - start:.0f} s")  # fmt: skip
     return code
 
 
-def _verdicts(c: _Comparison, data: Data | None, design: Design, judged: list, clock: int | None) -> list[str]:
-    """The verdicts' table, the probe's reading beside it and what would decide the open pairs."""
+def _verdicts(
+    c: _Comparison, data: Data | None, design: Design, judged: list, clock: int | None, pace: float | None
+) -> list[str]:
+    """The verdicts' table, the probe's reading beside it and what would decide the open pairs (`pace`: seconds a
+    seed of every arm takes here)."""
     return [
         *table(design, judged, clock),
         *probe_lines(data, c.pairs),
-        *next_steps(data, design, judged, c.request.command),
+        *next_steps(data, design, judged, c.request.command, pace),
     ]
 
 

@@ -1,24 +1,25 @@
 """python -m minibert.export CHECKPOINT OUT_DIR: a minibert checkpoint as a `transformers` model folder.
 
 Prints the class written and the largest logit difference against minibert measured on the check; a model
-no native class expresses, or a folder that exists, is refused in one line (exit status 2) and nothing is
-written.
+no native class expresses, a folder that exists and is not empty, or one that cannot be written (under a file,
+read-only, a full disk) is refused in one line (exit status 2) and nothing is written.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from minibert.commandline import ArgumentParser
 from minibert.export.layouts import ExportError
+from minibert.places import PlaceError, check_out
 
 PROG = "python -m minibert.export"
 EXIT_BAD_INPUT = 2
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
+    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a pre-training or fine-tuning checkpoint (.ckpt)")
     parser.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (new, or empty)")
     args = parser.parse_args(argv)
@@ -28,6 +29,11 @@ def main(argv: list[str] | None = None) -> None:
         hint = " (its checkpoints/last.ckpt, say)" if checkpoint.is_dir() else ""
         print(f"{PROG}: error: CHECKPOINT {checkpoint}: {what}; give a .ckpt file{hint}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
+    try:  # a new or empty folder this process can write, also before torch is imported
+        check_out(args.out_dir, "OUT_DIR", empty=True)
+    except PlaceError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT) from None
     from minibert.export.checkpoint import read
     from minibert.export.write import export
 

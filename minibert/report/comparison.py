@@ -3,45 +3,41 @@ seeds judged look by look, and the record on disk (scripts/compare.py; the polic
 
 A design is a family of pairs A - B (a new objective against every shipped one, or the arms a user names),
 each judged on one metric, oriented so that > 0 favours A. Seeds s0, s0 + 1, ... run in that order; after
-each, every pair still undecided looks at its confidence sequence (minibert.stats.betting.decide) at
-alpha / K, K the pairs of its family (Bonferroni), and stops when the sequence excludes 0, when it lies
-inside ±margin (equivalent), or at the cap. The sequence assumes nothing of the per-seed differences but their
-range (a difference of two proportions lies in [-1, 1]; another metric's range is part of the design), so every
-seed counts at its value: a seed that did not learn is part of what a recipe does. A run that gave no figure
-counts at the bottom of its arm's range. Seeds below `fails_below` are counted per arm, with exact intervals
-and an exact paired test of the two rates, beside the verdict.
+each, every pair still undecided looks at its sign rule (minibert.stats.sign.decide) at alpha / K, K the pairs
+of its family (Bonferroni), and stops when A wins on most seeds ("A better"), B does ("B better"), A's win rate
+lies inside the declared band ("alike"), every seed tied, or at the cap. The rule reads only which arm won each
+seed, so it holds whatever the figures' shape; a run that gave no figure counts at the bottom of its arm's
+range (a loss). By how much stays beside the verdict: the wins, the median difference, and the betting
+confidence sequence on the mean difference (minibert.stats.betting), which decides nothing. Seeds below
+`fails_below` are counted per arm, with exact intervals and an exact paired test of the two rates.
 
 Everything here is recomputed from the grid's table, so a killed comparison resumes where its runs stopped,
 and the dashboard (minibert.report.grid_report) judges a recorded comparison by the same function.
 
 Example:
-    >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], margin=0.01, cap=10)
+    >>> design = Design([Pair("p/new", "p/mlm", "val/acc")], cap=10)
     >>> design.alpha_for(design.pairs[0]), design.first_look(design.pairs), design.unit, design.range(design.pairs[0])
-    (0.05, 7, 'points', (-1.0, 1.0))
+    (0.05, 8, 'points', (-1.0, 1.0))
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
+from minibert.compare.errors import ComparisonError
 from minibert.report.query import Data, Diff
 from minibert.report.table import TableError, read_json, split
-from minibert.stats import accuracies, betting, intervals, scoreboard
-from minibert.stats.betting import ALPHA, SequentialVerdict
+from minibert.stats import accuracies, betting, intervals, scoreboard, sign
 from minibert.stats.failures import ArmFailures, compare_failures
+from minibert.stats.sign import ALPHA, BAND, SignVerdict
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-SEQUENCE = "betting"  # minibert.stats.betting, with its fixed grid of bets
-
-
-class ComparisonError(ValueError):
-    """A design that cannot be run or continued; the message says what to change."""
+RULE = "sign"  # minibert.stats.sign: the win rate's sequence, Beta(1, 1) mixture
 
 
 def is_proportion(metric: str) -> bool:
@@ -76,20 +72,21 @@ class Pair:
 
 @dataclass(frozen=True)
 class Design:
-    """What a comparison promises before its first seed: the family of pairs, the equivalence margin (in the
-    metric's units: 0.01 is one point of accuracy), the cap on seeds, the family's alpha and the first seed."""
+    """What a comparison promises before its first seed: the family of pairs, the cap on seeds, the band of win
+    rates read as "alike" (configs/compare.yaml), the family's alpha and the first seed."""
 
     pairs: list[Pair]
-    margin: float
     cap: int
+    band: tuple[float, float] = BAND
     alpha: float = ALPHA
     first_seed: int = 0
     command: str = ""
     extended_from: list[int] = field(default_factory=list)  # earlier caps, when a comparison was extended
     bounds: tuple[float, float] | None = None  # what one arm's figure can be, for a metric that does not say
-    sequence: str = SEQUENCE  # the confidence sequence the verdicts stop on
-    earlier: str = ""  # the sequence a record was first judged by, when it was another (see `from_json`)
+    rule: str = RULE  # the rule the verdicts stop on
+    earlier: str = ""  # the rule a record was first judged by, when it was another (see `from_json`)
     same_questions: bool = False  # each seed's arms grade one set of questions, so two gaps share a ceiling (`range`)
+    margin: float | None = None  # the equivalence margin of the rule a record was first judged by, if it had one
 
     def alpha_for(self, pair: Pair) -> float:
         """alpha / K, K the pairs of `pair`'s family."""
@@ -105,18 +102,18 @@ class Design:
         return lo, hi
 
     def range(self, pair: Pair) -> tuple[float, float]:
-        """What A - B can be on one seed. Two gaps graded on the same questions share their ceiling, so A - B is
-        B's accuracy minus A's, within [-1, 1] rather than the [-2, 2] of two gaps with ceilings of their own:
-        the sequence then bets twice the stake on each seed. A design says so before its first seed
-        (`same_questions`), and `judge` checks the two ceilings on every seed."""
+        """What A - B can be on one seed, for the betting sequence on the mean. Two gaps graded on the same
+        questions share their ceiling, so A - B is B's accuracy minus A's, within [-1, 1] rather than the [-2, 2]
+        of two gaps with ceilings of their own. A design says so before its first seed (`same_questions`), and
+        `judge` checks the two ceilings on every seed."""
         if self.same_questions and is_gap(pair.metric):
             return (-1.0, 1.0)
         lo, hi = self.values(pair)
         return (lo - hi, hi - lo)
 
     def first_look(self, pairs: list[Pair]) -> int:
-        """The fewest seeds at which any of `pairs` can be decided (minibert.stats.betting.first_bound)."""
-        return min(betting.first_bound(self.alpha_for(p), self.range(p)) for p in pairs)
+        """The fewest seeds at which any of `pairs` can be decided (minibert.stats.sign.first_bound)."""
+        return min(sign.first_bound(self.alpha_for(p)) for p in pairs)
 
     @property
     def families(self) -> dict[str, int]:
@@ -146,12 +143,9 @@ class Design:
     def seeds(self, looks: int) -> list[int]:
         return list(range(self.first_seed, self.first_seed + looks))
 
-    def same_question(self, other: Design, scale: float = 1) -> str | None:
-        """Why `other` (a recorded design) is not this one asked again with a larger cap, or None; a margin
-        is said in the printed unit (`scale` 100 for points)."""
-        if not math.isclose(self.margin, other.margin):
-            return f"its margin was ±{other.margin * scale:g}, now ±{self.margin * scale:g}"
-        for name in ("pairs", "alpha", "first_seed", "bounds", "sequence"):
+    def same_question(self, other: Design) -> str | None:
+        """Why `other` (a recorded design) is not this one asked again with a larger cap, or None."""
+        for name in ("pairs", "band", "alpha", "first_seed", "bounds", "rule"):
             if getattr(self, name) != getattr(other, name):
                 return f"its {name} was {getattr(other, name)!r}, now {getattr(self, name)!r}"
         ranges = [(other.range(p), self.range(p)) for p in self.pairs]  # `same_questions` matters on gaps only
@@ -166,51 +160,60 @@ class Design:
 
     @classmethod
     def from_json(cls, d: dict) -> Design:
-        """A recorded design. Records made before the betting sequence name none (or a mixture variance g): their
-        verdicts stopped on the safe t-test, whose promise needs normal per-seed differences, which minibert's
-        figures are not (docs/statistics.md). They are judged again by the betting sequence, which has nothing
-        to tune, so nothing in that choice looks at their data; `earlier` says what they were first judged by."""
+        """A recorded design. Records made before the sign rule stopped on a confidence sequence for the mean
+        difference (the betting one, or earlier the safe t-test) and carry its margin: they are judged again by
+        the sign rule with the default band, which nothing in their data chose, and `earlier` says what they were
+        first judged by."""
         pairs = [Pair(**p) for p in d["pairs"]]
-        sequence = d.get("sequence")
-        if sequence not in (None, SEQUENCE):
-            raise ComparisonError(f"a record judged by the sequence {sequence!r}, which this code does not know")
+        rule = d.get("rule")
+        if rule not in (None, RULE):
+            raise ComparisonError(f"a record judged by the rule {rule!r}, which this code does not know")
         earlier = d.get("earlier", "")
-        if sequence is None:
-            earlier = f"the safe t-test, g = {d.get('prior_variance', 2.0):g}"
+        if rule is None:
+            first = d.get("sequence")
+            earlier = earlier or (f"the betting sequence on the mean (margin {d['margin']:g})" if first
+                                  else f"the safe t-test, g = {d.get('prior_variance', 2.0):g}")  # fmt: skip
         bounds = tuple(d["bounds"]) if d.get("bounds") is not None else None
+        band = tuple(d.get("band", BAND))
         same = bool(d.get("same_questions", False))  # a record made before designs said so keeps the wider range
-        return cls(pairs, d["margin"], d["cap"], d["alpha"], d["first_seed"], d.get("command", ""),
-                   list(d.get("extended_from", [])), bounds, SEQUENCE, earlier, same)  # fmt: skip
+        return cls(pairs, d["cap"], band, d["alpha"], d["first_seed"], d.get("command", ""),
+                   list(d.get("extended_from", [])), bounds, RULE, earlier, same, d.get("margin"))  # fmt: skip
 
 
 @dataclass
 class Judged:
-    """One pair after `looks` seeds: its verdict, the sequence's interval at every look (its history), the
-    per-seed differences (every seed at its value), and each arm's seeds that did not learn."""
+    """One pair after `looks` seeds: its verdict on the sign rule, the betting sequence on the mean difference at
+    every look (its history: by how much, deciding nothing), the per-seed differences (every seed at its value),
+    and each arm's seeds that did not learn."""
 
     pair: Pair
     looks: int
-    verdict: SequentialVerdict
+    verdict: SignVerdict
     diffs: list[float]
     failures: ArmFailures | None  # None before the first seed
-    alpha: float = ALPHA  # the sequence's, after the family's split and a shared set's share
-    widen: float = 0.0  # a shared set's or the documents' half-width added to every look
+    alpha: float = ALPHA  # the sign rule's, after the family's split
+    widen: float = 0.0  # a shared set's or the documents' half-width added to the mean's sequence
+    mean_alpha: float = ALPHA  # the mean's sequence's, after a shared set's share
     means: tuple[float, float] | None = None  # each arm's own mean over the seeds judged (None: not in the table)
+    history: tuple = ()  # the betting sequence on the mean at every look (minibert.stats.betting.sequence)
 
-    @property
-    def history(self) -> tuple:
-        """The sequence's interval at every look (minibert.stats.betting.sequence)."""
-        return self.verdict.history
+    def by_the_mean(self, design: Design) -> betting.SequentialVerdict | None:
+        """The verdict the betting sequence on the mean gave on the same seeds, with the margin of a record first
+        judged by it (None for a design that had none): what the sign rule replaced."""
+        if design.margin is None:
+            return None
+        return betting.decide(self.diffs, design.margin, design.cap, self.mean_alpha, design.range(self.pair),
+                              self.widen)  # fmt: skip
 
     @property
     def stopped(self) -> bool:
-        """Decided, inside the margin, or at the cap: no more seeds for this pair."""
+        """Decided, alike, tied or at the cap: no more seeds for this pair."""
         return self.verdict.reason != "below the cap"
 
     @property
     def decided(self) -> bool:
-        """Stopped on a verdict: its sign decided or its interval inside the margin (not at the cap)."""
-        return self.verdict.reason in ("sign decided", "interval inside ±m")
+        """Stopped on a verdict: its sign decided or its win rate inside the band (not tied, not at the cap)."""
+        return self.verdict.reason in ("sign decided", "alike within band")
 
     @property
     def sign_decided(self) -> bool:
@@ -218,19 +221,28 @@ class Judged:
 
     @property
     def interval(self):
-        """The sequence at the last look: valid with every earlier one at once, so the narrowest to show."""
-        return self.history[-1] if self.history else self.verdict.interval
+        """The mean difference's sequence at the last look: valid with every earlier one at once."""
+        return self.history[-1] if self.history else intervals.NAN
 
-    def words(self, margin: float, a: str = "A", b: str = "B") -> str:
-        """The verdict with the arms named and the margin in the printed unit: 'A better', 'equivalent within
-        ±1 points', 'undecided (cap)'."""
+    @property
+    def median(self) -> float:
+        """The median per-seed difference A - B, as measured (math.nan before a seed)."""
+        return float(statistics.median(self.diffs)) if self.diffs else math.nan
+
+    def words(self, a: str = "A", b: str = "B") -> str:
+        """The verdict with the arms named: 'A better', 'alike', 'tied on every seed', 'undecided (cap)'."""
         v = self.verdict.verdict
-        if v.startswith("equivalent"):
-            proportion = is_proportion(self.pair.metric)
-            return f"equivalent within ±{scaled(margin, proportion).rstrip('0').rstrip('.')} " + (
-                "points" if proportion else "units"
-            )
-        return v.replace("A better", f"{a} better").replace("B better", f"{b} better")
+        return {"A better": f"{a} better", "B better": f"{b} better", "tied": "tied on every seed"}.get(v, v)
+
+    def meaning(self, a: str = "A", b: str = "B", scale: float = 100) -> str:
+        """What the verdict rests on, in one clause: 'mlm wins 16 of 19 untied seeds (3 tied; win rate 0.55 to
+        0.98), median A − B +4.1, mean +4.7 (+1.0 to +8.3)', in the printed unit (`scale` 100: points)."""
+        v, iv = self.verdict, self.interval
+        lo, hi = v.rate
+        ties = f"{v.ties} tied; " if v.ties else ""
+        return (f"{a} wins {v.wins} of {v.untied} untied seeds ({ties}win rate {lo:.2f} to {hi:.2f}), median "
+                f"{a} − {b} {scale * self.median:+.2f}, mean {scale * iv.mean:+.2f} ({scale * iv.lo:+.2f} to "
+                f"{scale * iv.hi:+.2f})")  # fmt: skip
 
 
 def values(data: Data, experiment: str, metric: str) -> dict[int, float]:
@@ -258,25 +270,18 @@ def judge(data, design: Design, looks: dict[str, int], kept: dict[str, list] | N
             lo, hi = bounds  # a run with no figure counts at its arm's worst, which the narrowed range may pass
             diffs = [min(max(d, lo), hi) for d in diffs]
         own = set(design.seeds(n)) if kept is None else set()  # a record's kept runs are in no table
+        verdict = sign.decide(diffs, design.cap, design.alpha_for(pair), design.band)
         alpha, widen = _shared_set(data, pair, design.alpha_for(pair), own)
-        verdict = betting.decide(diffs, design.margin, design.cap, alpha, bounds, widen)
+        history = tuple(betting.sequence(diffs[: design.cap], alpha, bounds, widen))
         failures = compare_failures(*failed) if n else None
-        judged.append(Judged(pair, n, verdict, diffs, failures, alpha, widen, means))
+        judged.append(Judged(pair, n, verdict, diffs, failures, design.alpha_for(pair), widen, alpha, means, history))
     return judged
 
 
-def seeds_needed(design: Design, judged: Judged) -> tuple[int, float, float, int | None] | None:
-    """(seeds, their mean difference and SD so far, the seeds at which half of comparisons drawn like these
-    would stop: minibert.stats.betting.seeds_to_decide), at the alpha and widening `judge` gave the pair; None
-    below 2 seeds."""
-    x = judged.diffs
-    if len(x) < 2:
-        return None
-    mean = sum(x) / len(x)
-    sd = math.sqrt(sum((d - mean) ** 2 for d in x) / (len(x) - 1))
-    limit = max(200, 2 * design.cap)
-    need = betting.seeds_to_decide(x, design.margin, judged.alpha, design.range(judged.pair), judged.widen, limit=limit)
-    return len(x), mean, sd, need
+def seeds_needed(design: Design, judged: Judged) -> int | None:
+    """The seeds at which half of comparisons drawn like this pair's seeds so far would stop on the sign rule
+    (minibert.stats.sign.seeds_to_decide), at the pair's alpha; None below 2 seeds or beyond 500."""
+    return sign.seeds_to_decide(judged.diffs, judged.alpha, design.band, limit=max(500, 2 * design.cap))
 
 
 def is_gap(metric: str) -> bool:
@@ -365,60 +370,77 @@ def scaled(x: float, proportion: bool, signed: bool = False) -> str:
     return f"{100 * x if proportion else x:{'+' if signed else ''}.2f}"
 
 
+def stop_words(j: Judged, cap: int, clock: int | None = None) -> str:
+    """Why and when the pair stopped, worded once for every page: 'sign decided after 12 seeds', 'alike after
+    30 seeds', 'every seed tied after 8 seeds', 'stopped on the clock (--minutes) after 9 seeds', 'cap reached
+    after 40 seeds' or 'open at 5 of 40 seeds'. `clock`: the look at which `--minutes` stopped the comparison."""
+    v = j.verdict
+    if v.reason == "cap reached":
+        if on_clock(j, clock):
+            return f"stopped on the clock (--minutes) after {clock} seeds"
+        return f"cap reached after {v.look} seeds"
+    if v.reason == "below the cap":
+        return f"open at {j.looks} of {cap} seeds"
+    return {"sign decided": "sign decided", "alike within band": "alike", "every seed tied": "every seed tied"}[
+        v.reason] + f" after {v.look} seeds"  # fmt: skip
+
+
+def on_clock(j: Judged, clock: int | None) -> bool:
+    """Whether `--minutes` (which stopped the comparison at look `clock`) is what capped this pair."""
+    return clock is not None and j.verdict.reason == "cap reached" and j.looks == clock
+
+
+def verdict_words(j: Judged, a: str, b: str, clock: int | None = None) -> str:
+    """The verdict with the arms named, 'undecided (clock)' where `--minutes` capped it: every page says it so."""
+    return j.words(a, b).replace("(cap)", "(clock)" if on_clock(j, clock) else "(cap)")
+
+
 def table(design: Design, judged: list[Judged], clock: int | None = None) -> list[str]:
-    """The verdicts as a Markdown table, then each pair's history (its sequence at every look); `clock`: the look
-    at which `--minutes` stopped the comparison, if it did."""
+    """The verdicts as a Markdown table, then each pair's history (its win rate's sequence and the mean's at every
+    look); `clock`: the look at which `--minutes` stopped the comparison, if it did."""
     unit = design.unit
     proportion = unit == "points"
     families = "; ".join(f"{name or 'one family'}: {k} pair(s) at alpha {design.alpha / k:.4g} each"
                          for name, k in design.families.items())  # fmt: skip
+    together = len(design.families)
+    lo, hi = design.band
     lines = [
         f"Pairs judged together (Bonferroni, each family at {design.alpha:g}): {families}"
         + (
-            f"; over all {len(design.families)} families together, a wrong verdict anywhere with probability at "
-            f"most {design.alpha * len(design.families):g}"
-            if len(design.families) > 1
+            f"; over all {together} families together, a wrong verdict anywhere with probability at most "
+            f"{design.alpha * together:g}"
+            if together > 1
             else ""
         )
-        + f". A − B signed so that > 0 favours A, in {unit}; equivalence margin "
-        f"±{scaled(design.margin, proportion).lstrip('+')} {unit}; at most {design.cap} seeds per pair "
-        f"(first seed {design.first_seed}). The interval is the betting confidence sequence at the last look, "
-        "valid at every look at once whatever the per-seed differences' shape; every seed counts at its value "
-        "(docs/statistics.md)."
-        + (
-            f" First judged by {design.earlier}, which assumes normal differences; judged again here by the "
-            "betting sequence."
-            if design.earlier
-            else ""
-        ),
+        + f". A − B signed so that > 0 favours A, in {unit}; at most {design.cap} seeds per pair (first seed "
+        f'{design.first_seed}). The verdict is the sign rule\'s: "A better" means A wins on more than half of the '
+        f"seeds that are not ties (the win rate's 95% confidence sequence lies above one half), not that A's mean is "
+        f'higher; "alike" means that sequence lies inside {lo:g} to {hi:g}; a tie carries no sign. The mean\'s '
+        "interval is the betting confidence sequence at the last look, beside the verdict and deciding nothing; "
+        "every seed counts at its value (docs/statistics.md)."
+        + (f" First judged by {design.earlier}; judged again here by the sign rule." if design.earlier else ""),
         "",
-        "| A | B | metric | A, B (means) | A − B (95% sequence) | seeds | seeds that did not learn: A, B (exact test) "
-        "| verdict | stopped |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| A | B | metric | A, B (means) | A wins (of untied; ties) | win rate (95% sequence) | median A − B "
+        "| mean A − B (95% sequence) | seeds | seeds that did not learn: A, B (exact test) | verdict | stopped |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for j in judged:
-        iv, f = j.interval, j.failures
-        on_clock = clock is not None and j.verdict.reason == "cap reached" and j.looks == clock
-        stopped = {"sign decided": f"sign decided after {j.verdict.look} seeds",
-                   "interval inside ±m": f"inside ±margin after {j.verdict.look} seeds",
-                   "cap reached": f"stopped on the clock (--minutes) after {clock} seeds" if on_clock else
-                   "cap reached", "below the cap": f"open at {j.looks} of {design.cap} seeds"}[
-                       j.verdict.reason]  # fmt: skip
+        iv, v = j.interval, j.verdict
         a, b = (name.rsplit("/", 1)[-1] for name in (j.pair.a, j.pair.b))
-        words = j.words(design.margin, a, b).replace("(cap)", "(clock)" if on_clock else "(cap)")
         means = ", ".join(scaled(m, proportion) for m in j.means) if j.means else "–"
-        lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {means} | {scaled(iv.mean, proportion, True)} "
+        rate = "{:.2f} to {:.2f}".format(*v.rate)
+        lines.append(f"| {j.pair.a} | {j.pair.b} | {j.pair.metric} | {means} | {v.wins} of {v.untied}; {v.ties} | "
+                     f"{rate} | {scaled(j.median, proportion, True)} | {scaled(iv.mean, proportion, True)} "
                      f"({scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}) | {j.looks} | "
-                     f"{failure_words(f)} | {words} | {stopped} |")  # fmt: skip
-    lines += [
-        "",
-        f"History: the sequence after each seed (no verdict is possible before {design.first_look(design.pairs)}).",
-        "",
-    ]
+                     f"{failure_words(j.failures)} | {verdict_words(j, a, b, clock)} | "
+                     f"{stop_words(j, design.cap, clock)} |")  # fmt: skip
+    lines += ["", f"History: the win rate's sequence after each seed (no verdict is possible before "
+              f"{design.first_look(design.pairs)}), then the mean's.", ""]  # fmt: skip
     for j in judged:
+        rates = ", ".join(f"{k + 1}: {lo:.2f} to {hi:.2f}" for k, (lo, hi) in enumerate(j.verdict.history))
         steps = ", ".join(f"{k + 1}: {scaled(iv.lo, proportion, True)} to {scaled(iv.hi, proportion, True)}"
                           for k, iv in enumerate(j.history))  # fmt: skip
-        lines.append(f"- {j.pair.label}: {steps or 'no seed yet'}")
+        lines.append(f"- {j.pair.label}: win rate {rates or 'no seed yet'}; mean {steps or 'no seed yet'}")
     return lines
 
 
@@ -443,17 +465,7 @@ def as_diff(data: Data, j: Judged) -> Diff | None:
     if a is None or b is None:
         return None
     iv, lower = j.interval, scoreboard.lower_is_better(j.pair.metric)
-    return Diff(a, b, -iv if lower else iv, lower)
-
-
-def record_path(folder: Path, name: str) -> Path:
-    """`folder/comparisons/<name>.json`, refusing a name that would leave that folder."""
-    if not NAME.fullmatch(name) or name.endswith(".json"):
-        raise ComparisonError(
-            f"--name={name!r}: give a plain file name (letters, digits, '._-'), not a path; it is written in "
-            f"{folder / 'comparisons'}"
-        )
-    return folder / "comparisons" / f"{name}.json"
+    return Diff(a, b, -iv if lower else iv, lower, rule=j.verdict.verdict)
 
 
 @dataclass
@@ -463,6 +475,15 @@ class Recorded:
     design: Design
     judged: list[Judged]
     wall_s: float | None  # the wall time of the invocation that wrote it, None for one that did not say
+    clock: int | None = None  # the look at which `--minutes` stopped it, None where it did not
+
+    def words(self, j: Judged, a: str, b: str) -> str:
+        """`j`'s verdict as every page words it (minibert.report.comparison.verdict_words)."""
+        return verdict_words(j, a, b, self.clock)
+
+    def stop(self, j: Judged) -> str:
+        """Why and when `j` stopped, as every page words it."""
+        return stop_words(j, self.design.cap, self.clock)
 
     def pair(self, b: str) -> Judged:
         """The pair whose B arm is `b` (or ends with `/b`)."""
@@ -489,6 +510,23 @@ class Recorded:
         """The most seeds any pair ran."""
         return max(j.looks for j in self.judged)
 
+    def rejudged(self) -> list[list]:
+        """Each pair as first judged (the betting sequence on the mean) and as judged now (the sign rule), on the
+        same seeds: [A, B, metric, seeds, A's wins, before, after] for a page's table; [] for a record made by the
+        sign rule."""
+        rows = []
+        for j in self.judged:
+            if (before := j.by_the_mean(self.design)) is None:
+                continue
+            a, b = j.pair.a, j.pair.b
+            was = before.verdict.replace("A better", f"{a} better").replace("B better", f"{b} better")
+            was += f" after {before.look}" if before.reason != "below the cap" else ""
+            v = j.verdict
+            now = self.words(j, a, b) + (f" after {v.look}" if j.stopped else "")
+            rows.append([f"`{a}`", f"`{b}`", j.pair.metric, j.looks, f"{v.wins} of {v.untied} ({v.ties} tied)", was,
+                         now])  # fmt: skip
+        return rows
+
 
 def recorded(folder: str | Path, name: str, data) -> Recorded:
     """The comparison `folder/comparisons/<name>.json` judged on `data`, the table of `folder`."""
@@ -496,7 +534,8 @@ def recorded(folder: str | Path, name: str, data) -> Recorded:
     body = load_record(path)
     if body is None:
         raise TableError(f"{path}: no such record: give the name of a comparison recorded in {folder}/comparisons")
-    return Recorded(body["design"], judge(data, body["design"], body["looks"], body.get("diffs")), body.get("wall_s"))
+    judged = judge(data, body["design"], body["looks"], body.get("diffs"))
+    return Recorded(body["design"], judged, body.get("wall_s"), body.get("clock"))
 
 
 def load_record(path: Path) -> dict | None:
@@ -517,7 +556,9 @@ def write_record(path: Path, design: Design, looks: dict[str, int], judged: list
     """The design, how many seeds each pair ran, and the verdicts as judged now (the dashboard judges again from
     the table); `.md` beside it for people."""
     pairs = [{"a": j.pair.a, "b": j.pair.b, "metric": j.pair.metric, "looks": j.looks, "verdict": j.verdict.verdict,
-              "reason": j.verdict.reason, "decided_at": j.verdict.look, "mean": j.interval.mean, "lo": j.interval.lo,
+              "reason": j.verdict.reason, "decided_at": j.verdict.look, "wins": j.verdict.wins,
+              "losses": j.verdict.losses, "ties": j.verdict.ties, "e_value": j.verdict.e_value,
+              "rate": list(j.verdict.rate), "median": j.median, "mean": j.interval.mean, "lo": j.interval.lo,
               "hi": j.interval.hi, "failed": [j.failures.a, j.failures.b] if j.failures else [0, 0],
               "means": list(j.means) if j.means else None}
              for j in judged]  # fmt: skip

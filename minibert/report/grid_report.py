@@ -146,7 +146,8 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
                 iv = -iv
             high, low = (data.stat(*table.split(metric), experiment=r.experiment) for r in (claim.higher, claim.lower))
             d = Diff(high, low, iv, False)  # > 0: the claim's side, as a fixed-sample claim reads
-            verdict = "holds" if iv.lo > 0 else "fails" if iv.hi < 0 else "undecided"
+            winner = {"A better": j.pair.a, "B better": j.pair.b}.get(j.verdict.verdict)  # the record's own verdict
+            verdict = {claim.higher.experiment: "holds", claim.lower.experiment: "fails"}.get(winner, "undecided")
             on = f"; sequential{', on the gap' if via_gap else ''}"
             return Answer(f"{claim.text} (`comparisons/{name}`{on})", f"{d} (claimed > 0)", str(j.looks), verdict,
                           d, verdict != "undecided")  # fmt: skip
@@ -159,26 +160,14 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
     answers = []
     for name, r in records(out, data):
-        design, judged = r.design, r.judged
-        for j in judged:
+        for j in r.judged:
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
             d = comparison.as_diff(data, j)
             if d is None:
                 continue
-            when = {"sign decided": f"; decided after {j.verdict.look} seeds", "interval inside ±m":
-                    f"; inside the margin after {j.verdict.look} seeds"}.get(j.verdict.reason, "")  # fmt: skip
-            label = (f"{a} vs {b}: {j.pair.metric} (`comparisons/{name}`; sequential, {len(design.pairs)} "
-                     f"pair(s){when})")  # fmt: skip
-            answers.append(
-                Answer(
-                    label,
-                    d.say(a, b),
-                    str(j.looks),
-                    j.words(design.margin, a, b),
-                    d,
-                    j.sign_decided,
-                )
-            )
+            won = f"{a} won {j.verdict.wins} of {j.verdict.untied} seeds"
+            label = f"{a} vs {b}: {j.pair.metric} (`comparisons/{name}`: {r.stop(j)}; {won})"
+            answers.append(Answer(label, d.say(a, b), str(j.looks), r.words(j, a, b), d, j.sign_decided))
     return answers
 
 

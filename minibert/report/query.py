@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +119,7 @@ class Diff(_Interval):
     lower_is_better: bool
     family: stats.Family | None = None  # its grid's verdicts, held together (stats.Family)
     question: str = ""  # as its family keys it (minibert.report.questions)
+    rule: str = ""  # a recorded comparison's verdict ("A better", "alike", ...): the interval does not change it
 
     @property
     def favour(self) -> Interval:
@@ -126,17 +128,30 @@ class Diff(_Interval):
         return -iv if self.lower_is_better else iv
 
     def verdict(self, a: str = "A", b: str = "B", margin: float | None = None) -> str:
+        if self.rule:
+            return {"A better": f"{a} better", "B better": f"{b} better", "tied": "tied on every seed"}.get(
+                self.rule, self.rule)  # fmt: skip
         return stats.verdict(self.favour, margin, a, b, self.family, self.question)
 
     def sign(self) -> int:
         """+1 when the verdict favours A, -1 B, 0 undecided (after the family's adjustment)."""
+        if self.rule:
+            return {"A better": 1, "B better": -1}.get(self.rule, 0)
         return stats.sign(self.favour, self.family, self.question)
+
+    def swapped(self) -> Diff:
+        """B - A: the same comparison the other way round."""
+        rule = {"A better": "B better", "B better": "A better"}.get(self.rule, self.rule)
+        return dataclasses.replace(self, a=self.b, b=self.a, interval=-self.interval, rule=rule)
 
     def say(self, a: str = "A", b: str = "B") -> str:
         """'A better by 22.1 (21.1 to 23.1)' in points: the winner named by the interval's sign, or
-        'undecided: A − B = +0.4 (−1.2 to 2.0)'."""
+        'undecided: A − B = +0.4 (−1.2 to 2.0)'. A recorded comparison's verdict is the sign rule's (A wins on most
+        seeds), which the mean's interval does not decide: 'A better: A − B = +4.7 (−22.9 to 29.8)'."""
         scale = 100 if self.a.proportion else 1
         iv = self.favour
+        if self.rule:
+            return f"{self.verdict(a, b)}: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
         if side := self.sign():
             better = iv if side > 0 else -iv
             return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"

@@ -43,7 +43,6 @@ with its families' line and a line saying which code made each table (minibert.r
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import importlib
 import math
@@ -56,6 +55,7 @@ import jinja2
 
 from minibert.ablation.grid import Grid, GridError
 from minibert.atomic_writes import write_atomic
+from minibert.commandline import ArgumentParser
 from minibert.report import (
     comparison,
     digest,
@@ -134,7 +134,7 @@ class Answer:
 
     @property
     def judged_by(self) -> str:
-        return f"the sequence of {self.record}" if self.record else "the grid's seeds (Holm)"
+        return f"the sign rule of {self.record}" if self.record else "the grid's seeds (Holm)"
 
 
 class Renderer:
@@ -158,7 +158,7 @@ class Renderer:
                                 config_lines=self.config_lines, code=code_constant, answer=self.answer,
                                 dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
                                 digest=self.digest,
-                                writeup=self.writeup, finetune=self.finetune)  # fmt: skip
+                                writeup=self.writeup, finetune=self.finetune, rejudged=self.recorded())  # fmt: skip
         for key, model in GRID_MODELS.items():  # each takes one grid's Data, read through self.grid
             self.env.globals[key] = functools.partial(self._model, model)
         self.tables: dict[Path, Data] = {}
@@ -259,11 +259,17 @@ class Renderer:
                 if j.pair.metric == metric and {j.pair.a, j.pair.b} == {a, b}:
                     diff = comparison.as_diff(data, j)
                     if diff is not None and j.pair.a == b:  # recorded the other way round
-                        diff = dataclasses.replace(diff, a=diff.b, b=diff.a, interval=-diff.interval)
+                        diff = diff.swapped()
                     if diff is not None:
-                        return Answer(diff, f"comparisons/{path.stem}", j.verdict.look if j.stopped else j.looks)
+                        seeds = j.verdict.look if j.stopped else j.looks
+                        return Answer(diff, f"comparisons/{path.stem}", seeds)
         diff = data.diff(metric, {"experiment": a}, {"experiment": b})
         return Answer(diff, "", diff.interval.seeds)
+
+    def recorded(self) -> list[tuple[str, str]]:
+        """(grid name, record name) of every comparison recorded under `results/`, in path order."""
+        found = sorted((self.root / "results").glob("**/comparisons/*.json"))
+        return [(p.parent.parent.relative_to(self.root / "results").as_posix(), p.stem) for p in found]
 
     def pace(self, name: str, record: comparison.Recorded, first: str) -> pace.Pace:
         """How fast the machine ran grid `name`'s `record` against grid `first`'s (minibert.report.pace)."""
@@ -428,7 +434,7 @@ def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parts = __doc__.split("\n\n")
-    p = argparse.ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
+    p = ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page would change")
     p.add_argument("--root", default=".", help="the repository (default: here)")

@@ -608,7 +608,8 @@ def main(args=None) -> None:
     except FloatingPointError as err:  # the settings diverge (EncoderModule.training_step): bad input, said once
         if os.environ.get("JSONARGPARSE_DEBUG"):
             raise
-        print(f"error: {err} (a learning rate too high for this model? see model.init_args.lr)", file=sys.stderr)
+        hint = "" if getattr(err, "first", False) else " (see model.init_args.lr)"
+        print(f"error: {err}{hint}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
     except OSError as err:
         if os.environ.get("JSONARGPARSE_DEBUG"):

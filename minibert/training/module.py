@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from dataclasses import asdict
 
@@ -31,6 +32,25 @@ from minibert.objectives.base import Batch, Objective
 from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
 from minibert.training.metrics import CategoryAccuracy, DocumentTally, MeanValues
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
+
+
+class NonFiniteLoss(FloatingPointError):
+    """A training loss that is not finite. Before any finite loss (`first`), the objective returned it from its
+    first batches: its own code is at fault, which the message says (and `objective_file` names); after finite
+    losses, training diverged, which a learning rate far too high does."""
+
+    def __init__(self, value: float, step: int, last_finite: float, objective: type) -> None:
+        self.first = math.isnan(last_finite)
+        self.objective_file = inspect.getsourcefile(objective)
+        if self.first:
+            why = (f"before any finite loss: {objective.__name__}'s loss is not finite from its first batch, so the "
+                   "objective's code is at fault, not the learning rate")  # fmt: skip
+        else:
+            why = (
+                f"after finite losses (last finite loss {last_finite:.4f}): training diverged (learning rate too high?)"
+            )
+        super().__init__(f"non-finite training loss {value} at step {step}, {why}; stopping instead of training on "
+                         "garbage")  # fmt: skip
 
 
 class EncoderModule(L.LightningModule):
@@ -125,10 +145,7 @@ class EncoderModule(L.LightningModule):
         loss = out.loss.detach()
         value = loss.item()  # the step's one host read (a sync on GPU): it is logged anyway
         if not math.isfinite(value):
-            raise FloatingPointError(
-                f"non-finite training loss {value} at step {self.global_step} "
-                f"(last finite loss {self._last_finite_loss:.4f}); stopping instead of training on garbage"
-            )
+            raise NonFiniteLoss(value, self.global_step, self._last_finite_loss, type(self.objective))
         self._last_finite_loss = value
         if self._writes_step_logs():
             self.log("train/loss", loss, prog_bar=True)
