@@ -9,14 +9,27 @@ Example:
     python scripts/demo_fill_in.py            # no checkpoint: pre-trains the default model first (~6 s)
 """
 
+# ruff: noqa: E402 (the heavy imports follow the argument check, so that a usage error answers before torch loads)
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
+from minibert.commandline import ArgumentParser
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ckpt", type=Path, help="an MLM pre-training checkpoint; none: pre-train one first")
+    p.add_argument("--index", type=int, default=0, help="which validation sentence to show")
+    return p
+
+
+if __name__ == "__main__":  # a usage error is answered before torch is imported
+    parser().parse_args()
+
 import torch
 
-from minibert.commandline import ArgumentParser
 from minibert.masking import IGNORE
 from minibert.model import EncoderConfig
 from minibert.objectives import MaskedLM
@@ -70,10 +83,7 @@ def held_out_accuracy(module: EncoderModule, data: StreamDataModule) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ckpt", type=Path, help="an MLM pre-training checkpoint; none: pre-train one first")
-    parser.add_argument("--index", type=int, default=0, help="which validation sentence to show")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="minibert-fill-in-") as tmp:
         ckpt = args.ckpt

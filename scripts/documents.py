@@ -11,6 +11,7 @@ It prints A (or A - B paired by seed, or A minus its own reference on the same q
 seeds and documents, the documents' share of it, and the binomial term a table without documents would use.
 """
 
+# ruff: noqa: E402 (the heavy imports follow the argument check, so that a usage error answers before torch loads)
 from __future__ import annotations
 
 import glob
@@ -21,11 +22,24 @@ import sys
 import warnings
 from pathlib import Path
 
+from minibert.commandline import ArgumentParser
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("a", help="glob of arm A's run folders (one per seed), quoted")
+    p.add_argument("--b", help="glob of arm B's run folders: judge A - B, paired by seed")
+    p.add_argument("--reference", help="judge A minus this reference of its own runs (e.g. left_right_trigram)")
+    return p
+
+
+if __name__ == "__main__":  # a usage error is answered before torch and Lightning are imported
+    parser().parse_args()
+
 import lightning as L
 import numpy as np
 import yaml
 
-from minibert.commandline import ArgumentParser
 from minibert.stats.bootstrap import clustered
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
@@ -101,13 +115,10 @@ def stack(runs: dict[int, tuple], seeds: list[int], index: int, size: int) -> np
 def main(argv: list[str] | None = None) -> None:
     for name in ("lightning.pytorch", "lightning.fabric"):  # the trainer's notices about devices and tips
         logging.getLogger(name).setLevel(logging.WARNING)
-    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("a", help="glob of arm A's run folders (one per seed), quoted")
-    parser.add_argument("--b", help="glob of arm B's run folders: judge A - B, paired by seed")
-    parser.add_argument("--reference", help="judge A minus this reference of its own runs (e.g. left_right_trigram)")
-    args = parser.parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
     if args.b and args.reference:
-        parser.error("give --b or --reference, not both")
+        p.error("give --b or --reference, not both")
     try:
         a = by_seed(args.a, args.reference)
         b = by_seed(args.b, None) if args.b else None
