@@ -27,6 +27,13 @@ class PlaceError(OSError):
     """An output place no command can write to; the message is one line naming the option and the path."""
 
 
+def shown(path: str | Path) -> str:
+    """A path as a person reads it in a command's output: relative to the working folder where it lies inside
+    it, else absolute (never `../../tmp/x` for a folder given as /tmp/x)."""
+    path = Path(path).absolute()
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+
+
 def check_out(path: str | Path, option: str = "--out", empty: bool = False) -> Path:
     """`path` resolved, or PlaceError in one line when it cannot hold a command's output: it is a file, lies
     under a file, sits in a folder this process cannot write, or on a disk with less than MIN_FREE free. With

@@ -35,9 +35,10 @@ from minibert.ablation.lock import Busy, OutLock
 from minibert.ablation.preflight import preflight
 from minibert.ablation.runner import DamagedSummary, Run, plan, run_all, triage
 from minibert.checkout import CHECKOUT
-from minibert.report import questions, render
+from minibert.places import shown
+from minibert.report import questions, render, reproduction, table
 from minibert.report.grid_report import ReportError, record
-from minibert.report.table import TableError, grid_of_table, read_json
+from minibert.report.table import FILE, TableError, grid_of_table, read_json
 
 ROOT = CHECKOUT  # grids, configs and plug-ins are named from the checkout
 # exit codes: every run succeeded, some failed (each listed with its log), bad input (grid, options, a cell
@@ -73,6 +74,7 @@ class Sweep:
     stop_on_crash: bool = False  # a run that crashes in plug-in code stops the whole sweep, not only its cell
     quiet: bool = False  # no "wrote ..." line (scripts/compare.py runs a sweep for every look)
     prog: str = "ablate.py"  # the command a crash's line is said by
+    publish: bool = False  # write this machine's table and pages even where they reproduce the committed ones
 
     def run(self) -> int:
         """Train what is missing and write the table (and pages); the exit code, errors said in one line."""
@@ -82,6 +84,7 @@ class Sweep:
             return _error("--executor slurm needs SLURM, and this machine has none (no sbatch on PATH): run on the "
                           "cluster's login node, or use --executor local", EXIT_ENVIRONMENT)  # fmt: skip
         out = Path(self.out).resolve()
+        made = not out.exists()  # a folder this sweep creates: removed again if it is refused before any run
         try:
             grid = load_grid(ROOT / self.grid, root=ROOT)
             if self.quick:
@@ -90,6 +93,8 @@ class Sweep:
             with OutLock(out):
                 return self._run(grid, out, start)
         except (GridError, ReportError, render.ReportError, TableError, questions.FamilyError) as err:
+            if made and not any(out.glob("runs/**/summary.json")):  # nothing of value in it: no leftovers
+                shutil.rmtree(out, ignore_errors=True)
             return _error(str(err), EXIT_BAD_INPUT)
         except Busy as err:
             return _error(str(err), EXIT_ENVIRONMENT)
@@ -119,6 +124,7 @@ class Sweep:
         for stale in out.glob(".*.tmp"):  # a report file a killed sweep was writing (see files.write_atomic)
             stale.unlink()
         failed, machine, crashed, trained = [], [], [], 0
+        committed = self._committed(out)  # the table a rerun is read against, and the pages it could rewrite
         if not self.report_only:
             failed, trained, machine, crashed = self._train(grid, runs, out)
         done = [r for r in runs if r.done]
@@ -137,8 +143,14 @@ class Sweep:
             written = record(out, grid, finished, made, self.replace_report, ROOT)
         if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
             written += render.publish(out, grid, ROOT)
-        if not self.quiet:
-            print("wrote " + ", ".join(_shown(p) for p in written))
+        found = None
+        if committed is not None and trained and not failed and not crashed:
+            found = reproduction.compare_tables(committed[0], table.read(out))
+            if found.reproduced and not self.publish:  # the committed table and pages stay: nothing changed
+                reproduction.restore(committed[1], written)
+                written = []
+        if not self.quiet and written:
+            print("wrote " + ", ".join(shown(p) for p in written))
         if crashed:  # a bug in the user's code, not an outcome: said as bad input, once the other cells are kept
             return _crashed(crashed, self.prog)
         if len(done) < len(runs) and not self.report_only:
@@ -150,7 +162,17 @@ class Sweep:
                           "the folder's permissions, or give another --out; finished runs are kept, so the same "
                           "command continues", EXIT_ENVIRONMENT)  # fmt: skip
         missing = len(done) < len(runs) and not self.report_only  # report_only asks nothing to run
+        if found is not None:  # the last line: whether the committed figures reproduced
+            print(found.line() + ("" if found.reproduced or self.publish else "; the table and pages now hold this "
+                                  "machine's figures (git diff shows them)"))  # fmt: skip
         return EXIT_FAILED if failed or missing else EXIT_OK
+
+    def _committed(self, out: Path):
+        """(the committed table, the bytes of every page a sweep may rewrite) for a sweep into a table of the
+        checkout's results/ that is there already; None otherwise (a new folder, a user's own, report-only)."""
+        if self.report_only or not self.pages or not out.is_relative_to(ROOT / "results") or not (out / FILE).is_file():
+            return None
+        return table.read(out), reproduction.snapshot(ROOT)
 
     def _train(self, grid: Grid, runs: list[Run], out: Path) -> tuple[list, int, list[OSError], list]:
         """Train the runs not reusable, with a progress bar: (failed runs with reasons, runs trained, machine
@@ -249,12 +271,6 @@ def _crashed(crashed: list, prog: str) -> int:
         print(f"{prog}: error: {run.label} crashed in plug-in code: {reason}; fix the plug-in and run again",
               file=sys.stderr)  # fmt: skip
     return EXIT_BAD_INPUT
-
-
-def _shown(path: Path) -> str:
-    """A path as a person reads it: relative to the working folder where it lies inside it, else absolute."""
-    path = Path(path).resolve()
-    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def seeds_on_disk(out: Path, names: list[str]) -> set[int]:

@@ -32,7 +32,9 @@ from minibert.places import PlaceError, check_out
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(
+        prog="ablate.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--grid", default="configs/ablations/default.yaml", help="grid file (relative to the repo)")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument(
@@ -52,6 +54,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reuse-stale", action="store_true", help="reuse finished runs made by other code (warns)")
     p.add_argument("--report-only", action="store_true", help="only rebuild the report from finished runs")
     p.add_argument("--replace-report", action="store_true", help="allow a report that drops runs of the old one")
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="into a committed table (results/...): write this machine's "
+        "table and pages even where every figure reproduces the committed one (which then stays as it is)",
+    )
     p.add_argument("--no-report", action="store_true", help="write the table only, not the pages that read it "
                    "(scripts/compare.py renders them once it stops; or run python -m minibert.report)")  # fmt: skip
     p.add_argument(
@@ -131,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         reuse_stale=args.reuse_stale,
         report_only=args.report_only,
         replace_report=args.replace_report,
+        publish=args.publish,
         pages=not args.no_report,
         executor=args.executor,
         plugins=args.plugins,

@@ -43,7 +43,13 @@ def parse_args(argv: list[str] | None = None) -> Request:
     add("--out", type=Path, help="results folder (default runs/compare/<objective>-pairs[-<languages>])")
     add("--publish", action="store_true", help="with a plug-in: into results/compare/, rendering every page again")
     add("--max-seeds", type=int, default=40, help="cap on seeds per pair (default 40)")
-    add("--minutes", type=float, help="stop before a seed that would pass this many minutes (after the first look)")
+    add(
+        "--minutes",
+        type=float,
+        help="stop before a seed that would pass this many minutes; refused up front when the "
+        "first look (the seeds before any verdict, run at once) would pass it",
+    )
+    add("--overrun", action="store_true", help="with --minutes: run the first look even where it would pass them")
     add("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
     add("--name", help="file name of the record in <out>/comparisons/ (default: verdicts)")
     add("--workers", type=int, default=2, help="parallel runs (default 2)")

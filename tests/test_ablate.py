@@ -460,3 +460,68 @@ def test_each_run_starts_with_fresh_plugin_module_state(tmp_path, monkeypatch):
             built.setdefault(pid, []).append(count)
     assert len(built) >= 3, built  # a process per run (and one for the checks before them)
     assert len({tuple(counts) for counts in built.values()}) == 1 and min(built.values())[0] == 1, built
+
+
+@pytest.mark.parametrize("bad", ["only", "override"])
+def test_input_refused_before_any_run_leaves_no_folder_behind(tmp_path, bad):
+    """An --only that matches nothing, or a cell that cannot be built (an override no class takes), is one line
+    with status 2, and the --out this command would have made is not left behind (no family.json, no lock)."""
+    extra = [{"name": "pretrain/bad", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"],
+              "overrides": {**TINY, "model.init_args.no_such_setting": 1}}] if bad == "override" else None  # fmt: skip
+    grid = tiny_grid(tmp_path / "grid.yaml", extra=extra)
+    only = "pretrain/typo*" if bad == "only" else "pretrain/*"
+    result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "1", "--only", only)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith("ablate.py: error:")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_rerun_into_a_committed_table_says_whether_it_reproduced_and_leaves_it_as_it_was(tmp_path, monkeypatch,
+                                                                                         capsys):  # fmt: skip
+    """The README's first command on a fresh clone: the runs are trained again into a table committed under
+    results/. Every figure within its tolerance: the last line says so and every committed file is as it was (this
+    machine's timings stay out). A figure that moved: the last line names it, and the table holds the new one."""
+    import minibert.sweep
+    from minibert.sweep import Sweep
+
+    root = tmp_path / "checkout"  # a checkout with the configs a run reads, and no pages of its own
+    (root / "configs").mkdir(parents=True)
+    (root / "configs" / "pretrain.yaml").symlink_to(ROOT / "configs" / "pretrain.yaml")
+    (root / "grid.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "experiments": [
+                    {
+                        "name": "pretrain/mlm",
+                        "job_type": "pretrain",
+                        "configs": ["configs/pretrain.yaml"],
+                        "overrides": TINY,
+                    }
+                ]
+            }
+        )
+    )
+    monkeypatch.setattr(minibert.sweep, "ROOT", root)
+    out = root / "results" / "tiny"
+
+    def rerun() -> tuple[int, str]:
+        shutil.rmtree(out / "runs")  # a fresh clone: the committed table without its runs
+        code = Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1).run()
+        return code, capsys.readouterr().out.strip().splitlines()[-1]
+
+    assert Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1).run() == 0  # the table as committed
+
+    def files() -> dict:  # what git tracks: not the runner's lock
+        return {p: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".ablate.lock"}
+
+    committed = files()
+    code, last = rerun()
+    assert code == 0 and last.startswith("reproduced: ") and "within its tolerance of the committed table" in last
+    assert files() == committed  # nothing rewritten
+    frame = table.read(out)
+    moved = (frame.metric == "val/acc") & (frame.category == "")
+    frame.loc[moved, "value"] += 0.1  # a committed figure that this code no longer gives
+    frame.to_csv(out / "results.csv", index=False, float_format="%.17g")
+    code, last = rerun()
+    assert code == 0 and last.startswith("not reproduced: 1 of ") and "pretrain/mlm seed 0 val/acc" in last
+    assert table.read(out).loc[moved, "value"].tolist() == pytest.approx((frame.loc[moved, "value"] - 0.1).tolist())

@@ -106,11 +106,12 @@ def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared,
 
 
 def test_minutes_stops_on_the_clock_after_the_first_look_and_the_record_says_where(compared, scripts, capsys):
+    """The first look's seeds are in the folder already (the fixture's), so the clock allows it; then it stops."""
     _, out, argv, _ = compared
     clocked = [*argv[: argv.index("--name")], "--name", "clock", "--max-seeds", str(FIRST + 3), "--minutes", "0.001"]
     assert scripts("compare").main(clocked) == 0  # the first look's seeds are reused from the fixture's runs
     err = capsys.readouterr().err
-    assert "--minutes 0.001: after the first look, stops before a seed" in err
+    assert "--minutes 0.001: stops before a seed" in err
     assert "the next seed would pass --minutes 0.001" in err and f"stopping at {FIRST} seeds" in err
     result = json.loads((out / "comparisons" / "clock.json").read_text())
     assert result["looks"] == {"p/mlm vs p/span: val/acc": FIRST} and result["design"]["cap"] == FIRST
@@ -696,3 +697,34 @@ def test_a_grid_claim_that_a_record_holds_is_judged_by_its_sequence_not_again_on
     )
     apart = Data(pd.DataFrame(rows(0.7)), out=str(tmp_path))
     assert grid_report.claim_answer(claim, apart, tmp_path).verdict == "holds"  # the record is not its question
+
+
+def test_minutes_that_cannot_hold_the_first_look_are_refused_before_anything_trains(compared, scripts, capsys):
+    """The seeds before any verdict run at once; where they would pass --minutes at the recorded pace (the
+    folder's own runs' wall times), compare says so in one line and trains nothing, unless --overrun accepts it."""
+    _, out, argv, _ = compared
+    later = [*argv[: argv.index("--name")], "--name", "later", "--first-seed", "100", "--minutes", "0.001"]
+    code = scripts("compare").main(later)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("compare.py: error: --minutes 0.001: the first look runs")
+    assert f"runs {FIRST} seeds at once" in err[-1] and "--overrun" in err[-1]
+    assert not list(out.glob("runs/p/*/seed100-*")) and not (out / "comparisons" / "later.json").exists()
+
+
+def test_a_plugins_comparison_writes_outside_the_committed_pages_unless_published():
+    """By default a plug-in's comparison goes under runs/compare/ (ignored by git), and its report is its own
+    (render.publish rebuilds every page only for a table under results/); --publish puts it in results/compare/."""
+    import subprocess
+
+    from minibert.compare.request import Request
+    from minibert.compare.session import _out
+
+    plugin = "docs/examples/mask_rate_30.py"
+    mine, published = (_out(Request(objective=plugin, languages=["dyck"], publish=p)) for p in (False, True))
+    assert mine == ROOT / "runs/compare/MaskRate30-pairs-dyck"
+    assert published == ROOT / "results/compare/MaskRate30-pairs-dyck"
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(mine / "results.csv")], cwd=ROOT)
+    assert ignored.returncode == 0  # git status stays clean
+    with pytest.raises(ComparisonError, match="--publish goes with a plug-in"):
+        Request(grid="configs/ablations/dyck.yaml", arms=["a", "b"], metric="val/acc", out=Path("x"),
+                publish=True).check()  # fmt: skip

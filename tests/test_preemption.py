@@ -79,23 +79,29 @@ class SignalAt(L.Callback):
             os.kill(os.getpid(), self.signum)
 
 
-def test_a_signal_in_this_process_saves_that_step_and_stops_with_128_plus_signum(tmp_path, capsys):
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGUSR1, 138), (signal.SIGINT, 130)], ids=["SIGUSR1", "Ctrl-C"])
+def test_a_signal_in_this_process_saves_that_step_and_stops_with_128_plus_signum(tmp_path, capsys, signum, status):
     """The fast tier's check of the path the claims test in real processes: the step under way is saved as
-    last.ckpt, the run stops with status 138 and says how to continue, and the handler it replaced is back."""
+    last.ckpt (Ctrl-C too, so that `--ckpt_path last` continues it), the run stops with status 128 + signum and
+    says how to continue, and the handler it replaced is back."""
     layer = tmp_path / "signal.yaml"
     layer.write_text(
         checkpoints_every(100)
         + f"""\
     - class_path: tests.test_preemption.SignalAt
-      init_args: {{signum: {int(signal.SIGUSR1)}, step: 3}}
+      init_args: {{signum: {int(signum)}, step: 3}}
 """
     )
-    before = signal.getsignal(signal.SIGUSR1)
-    with pytest.raises(Preempted) as stopped:
-        fit(["configs/pretrain.yaml", layer], ["--trainer.max_steps=20", "--data.val_size=64"], root_dir=tmp_path)
-    assert stopped.value.code == 138
+    before = signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    try:
+        handler = signal.getsignal(signum)
+        with pytest.raises(Preempted) as stopped:
+            fit(["configs/pretrain.yaml", layer], ["--trainer.max_steps=20", "--data.val_size=64"], root_dir=tmp_path)
+        assert signal.getsignal(signum) == handler
+    finally:
+        signal.signal(signum, before)
+    assert stopped.value.code == status
     (saved,) = tmp_path.glob("**/checkpoints/last.ckpt")
     assert checkpoint_step(saved) == 3
     err = capsys.readouterr().err
-    assert "stopped by SIGUSR1 after step 3" in err and "--ckpt_path last" in err
-    assert signal.getsignal(signal.SIGUSR1) == before
+    assert f"stopped by {signal.Signals(signum).name} after step 3" in err and "--ckpt_path last" in err

@@ -21,7 +21,10 @@ kind, target, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.argv = [target, *argv]
 code = 0
 try:
-    runpy.run_module(target, run_name="__main__", alter_sys=True) if kind == "-m" else runpy.run_path(target, run_name="__main__")
+    if kind == "-m":
+        runpy.run_module(target, run_name="__main__", alter_sys=True)
+    else:
+        runpy.run_path(target, run_name="__main__")
 except SystemExit as done:
     code = done.code if isinstance(done.code, int) else 1
 heavy = sorted(m for m in ("torch", "lightning", "lightning.pytorch") if m in sys.modules)

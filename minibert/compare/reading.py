@@ -47,8 +47,8 @@ def cost_lines(design: Design, per_seed: float | None, workers: int, minutes: fl
                  f"the cap about {cap * per_seed / 60:.0f} min."]  # fmt: skip
     if minutes is not None:  # the clock, not the estimate, stops it: the pace is re-measured on every seed
         fits = "" if per_seed is None else f" (about {max(first, math.floor(minutes * 60 / per_seed))} seeds)"
-        lines.append(f"--minutes {minutes:g}: after the first look, stops before a seed that would pass it{fits}, at "
-                     "the pace this machine shows.")  # fmt: skip
+        lines.append(f"--minutes {minutes:g}: stops before a seed that would pass it{fits}, at the pace this machine "
+                     "shows.")  # fmt: skip
     return lines
 
 

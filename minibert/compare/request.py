@@ -35,6 +35,7 @@ class Request:
     out: Path | None = None  # default results/compare/<objective>-pairs[-<languages>]; with a grid, required
     max_seeds: int = 40
     minutes: float | None = None  # stop before a seed that would pass this many minutes, at this machine's pace
+    overrun: bool = False  # run the first look's seeds even where they would pass `minutes`
     first_seed: int = 0
     fails_below: float | None = None  # with a grid: a seed below this value did not learn
     bounds: tuple[float, float] | None = None  # with a grid and a metric of no known range: one arm's range

@@ -26,6 +26,7 @@ from minibert.compare.reading import cost_lines, design_lines, measure_line, nex
 from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
 from minibert.compare.timing import estimate
 from minibert.compare.yardsticks import default_folder, pair_figures, plugin_grid, relative
+from minibert.places import shown
 from minibert.report import render
 from minibert.report.comparison import (
     Design,
@@ -73,6 +74,7 @@ def compare(request: Request) -> int:
         out = _out(request)
         made = None if out.exists() else out
         comparison = _prepare(request, out)
+        _fits_the_clock(comparison)
     except (ComparisonError, GridError, TableError) as err:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
@@ -80,6 +82,22 @@ def compare(request: Request) -> int:
         return EXIT_BAD_INPUT
     _say(comparison)
     return _loop(comparison, start)
+
+
+def _fits_the_clock(c: _Comparison) -> None:
+    """ComparisonError, before anything trains, when `--minutes` cannot hold the seeds the first look still needs
+    (those every arm has not run in the folder yet), at the recorded pace: the clock is honoured from the first
+    seed, unless `--overrun` accepts it."""
+    minutes, first = c.request.minutes, c.design.first_look(c.pairs)
+    if minutes is None or c.per_seed is None or c.request.overrun:
+        return
+    data = Data.load(c.out) if (c.out / FILE).is_file() else None  # runs already in the folder are reused
+    ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in c.design.arms]
+    todo = len(set(c.design.seeds(first)) - set.intersection(*ran))
+    if (cost := todo * c.per_seed) > minutes * 60:
+        raise ComparisonError(f"--minutes {minutes:g}: the first look runs {todo} seeds at once (no verdict comes "
+                              f"sooner), about {cost / 60:.0f} min at the recorded pace; give more --minutes, fewer "
+                              "--languages, or --overrun to run the first look regardless")  # fmt: skip
 
 
 def _out(request: Request) -> Path:
@@ -175,7 +193,7 @@ def _loop(c: _Comparison, start: float) -> int:
     """Seeds until no pair is open; the record is rewritten after every look, so a killed comparison loses
     nothing but the seed it was running."""
     request, design, looks = c.request, c.design, c.looks
-    code, seed_time, clock = 0, c.per_seed or 0.0, None  # clock: the look the minutes stopped at
+    code, seed_time, clock, wall = 0, c.per_seed or 0.0, None, 0.0  # clock: the look the minutes stopped at
     while True:
         data = Data.load(c.out) if (c.out / FILE).is_file() else None
         judged = judge(data, design, looks) if data is not None else []
@@ -183,10 +201,10 @@ def _loop(c: _Comparison, start: float) -> int:
             j.pair == p and j.stopped and j.looks > 0 for j in judged)]  # fmt: skip
         if judged:
             body = _verdicts(c, data, design, judged, clock, seed_time or None)
+            wall = round(time.perf_counter() - start, 1)  # one figure: the record's, its page's and the last line's
             write_record(c.record, design, looks, judged, [f"# {len(c.pairs)} pair(s) in {relative(c.out)}", "",
-                         f"- command: `{request.command}`", f"- wall time of this invocation: "
-                         f"{time.perf_counter() - start:.0f} s", "", *body],
-                         {"wall_s": round(time.perf_counter() - start, 1), "clock": clock})  # fmt: skip
+                         f"- command: `{request.command}`", f"- wall time of this invocation: {wall:.0f} s", "",
+                         *body], {"wall_s": wall, "clock": clock})  # fmt: skip
         if not open_pairs:
             break
         look = min(looks.get(p.label, 0) for p in open_pairs)
@@ -215,8 +233,7 @@ def _loop(c: _Comparison, start: float) -> int:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
     render.publish(c.out, load_grid(c.grid, root=ROOT), ROOT)  # every page this table feeds, the record as it is
     print("\n".join(_verdicts(c, data, design, judged, clock, seed_time or None)))
-    print(f"wrote {relative(c.record)} and {relative(c.record.with_suffix('.md'))}; "
-          f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+    print(f"wrote {shown(c.record)} and {shown(c.record.with_suffix('.md'))}; {wall:.0f} s (the record's wall time)")
     return code
 
 

@@ -82,7 +82,11 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
             checks.append((iv.minus(b), questions.bound(figure, at_least=b)))
         if (b := claim.at_most) is not None:
             checks.append((-iv.minus(b), questions.bound(figure, at_most=b)))
-        sides = [stats.sign(d, data.family, q) for d, q in checks]
+        if iv.lo == iv.hi == iv.mean:  # every seed the same figure, with no sampling error: met or not, exactly
+            met = all(d.mean >= 0 for d, _ in checks)
+            sides = [1 if met else -1]
+        else:
+            sides = [stats.sign(d, data.family, q) for d, q in checks]
         holds, fails = all(x > 0 for x in sides), any(x < 0 for x in sides)
         bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
                              if b is not None)  # fmt: skip

@@ -66,6 +66,7 @@ from lightning.pytorch.utilities import rank_zero_info
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from minibert.masking import MaskingRecipe
+from minibert.places import shown
 from minibert.training.budget import Budget, plan_steps
 from minibert.training.callbacks import RunSummary, SaveAndLogConfig
 from minibert.training.checkpoints import (
@@ -590,7 +591,7 @@ def _say_finished(cli: MiniBertCLI) -> None:
     written = [c.written for c in getattr(getattr(cli, "trainer", None), "callbacks", []) if isinstance(c, RunSummary)]
     if written and written[0] is not None and written[0].is_file():
         summary = json.loads(written[0].read_text())
-        print("\n".join(finished_lines(summary, os.path.relpath(written[0].parent))), file=sys.stderr)
+        print("\n".join(finished_lines(summary, shown(written[0].parent))), file=sys.stderr)
 
 
 def main(args=None) -> None:

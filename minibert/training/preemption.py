@@ -1,7 +1,9 @@
-"""Preemption: SIGTERM (what a cluster sends before it takes a job's node back) and SIGUSR1 (what SLURM sends
-before a requeue) save `last.ckpt` at the current step and end the run with status 128 + signal number
-(143 for SIGTERM, 138 for SIGUSR1), so the scheduler records a failure and `--ckpt_path last` continues the
-run exactly where it stopped.
+"""Preemption: SIGTERM (what a cluster sends before it takes a job's node back), SIGUSR1 (what SLURM sends
+before a requeue) and SIGINT (Ctrl-C in a terminal) save `last.ckpt` at the current step and end the run with
+status 128 + signal number (143 for SIGTERM, 138 for SIGUSR1, 130 for Ctrl-C), so the scheduler records a
+failure and `--ckpt_path last` continues the run exactly where it stopped. A second Ctrl-C stops at once, as
+Python's default does; where SIGINT is ignored (the grid runner's workers, whose runner handles it), it stays
+ignored.
 
 The handlers only note the signal; the checkpoint is written at the end of the training step under way,
 where Lightning's ModelCheckpoint writes its own (so a resume from it is bit-identical), and validation
@@ -25,7 +27,7 @@ import lightning as L
 
 from minibert.training.checkpoints import last_checkpoint_path
 
-SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+SIGNALS = (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)
 
 
 class Preempted(SystemExit):
@@ -37,7 +39,7 @@ class Preempted(SystemExit):
 
 
 class Preemption(L.Callback):
-    """Save `last.ckpt` and stop with status 128 + signum when SIGTERM or SIGUSR1 arrives during training."""
+    """Save `last.ckpt` and stop with status 128 + signum when SIGTERM, SIGUSR1 or SIGINT arrives in training."""
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -50,11 +52,14 @@ class Preemption(L.Callback):
         self._world_size = trainer.world_size
         try:
             for signum in SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._note)
+                if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored on purpose: left so
+                    self._previous[signum] = signal.signal(signum, self._note)
         except ValueError:  # not the main thread: signals cannot be handled here
             self._previous = {}
 
     def _note(self, signum: int, frame) -> None:
+        if signum == signal.SIGINT and self.signum is not None:  # Ctrl-C again: the user will not wait
+            raise KeyboardInterrupt
         self.signum = self.signum or signum
         lightning_handler = self._previous.get(signal.SIGTERM)
         if self._world_size > 1 and callable(lightning_handler):

@@ -9,6 +9,7 @@ warning Lightning raises about its own use of torch's pytree, neither of which i
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 from lightning.pytorch.callbacks import RichProgressBar, TQDMProgressBar
@@ -43,14 +44,22 @@ class StepTQDMBar(TQDMProgressBar):
         return _without_version(super().get_metrics(trainer, pl_module))
 
 
+# Lightning's lines that say nothing a run's own summary does not: the seed (config.yaml records it) and an
+# accelerator that is neither there nor used
+NOISE = re.compile(r"Seed set to |(GPU|TPU|HPU|IPU) available: False")
+
+
 class _NoTip(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.getMessage()).startswith(TIP)
+        message = str(record.getMessage())
+        return not (message.startswith(TIP) or NOISE.match(message))
 
 
 def quiet_third_parties() -> None:
-    """Drop Lightning's tip and its pytree deprecation warning from this process's output (idempotent)."""
-    log = logging.getLogger("lightning.pytorch.utilities.rank_zero")
-    if not any(isinstance(f, _NoTip) for f in log.filters):
-        log.addFilter(_NoTip())
+    """Drop Lightning's tip, its seed and no-accelerator lines and its pytree deprecation warning from this
+    process's output (idempotent)."""
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.seed"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _NoTip) for f in log.filters):
+            log.addFilter(_NoTip())
     warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
