@@ -84,8 +84,10 @@ def test_forest_lines_curves_and_categories_on_crowded_inputs(drawn, tmp_path):
     labels = ["opener", "closer", *(f"partner at distance {d}" for d in ("1", "2-3", "4-7", "8+")),
               *(f"depth {d}" for d in range(1, 5)), "kept token", "[MASK]", "random token"]  # fmt: skip
     arms = {a: [stat(0.5 + 0.03 * j) for j in range(len(labels))] for a in ARMS[:8]}
-    figures.categories(tmp_path / "k.png", [("pretrain: val/acc by category", labels, arms)], "val/acc, points",
-                       "val/acc by category")  # fmt: skip
+    groups = ["", "", *["partner"] * 4, *["depth"] * 4, *["kind"] * 3]  # named groups, and the single ones
+    bounds = [0.9, 0.95, *[None] * 8, 1.0, 0.7, 0.7]  # the exact ceiling where one is logged
+    figures.categories(tmp_path / "k.png", [("pretrain: val/acc by category", labels, arms, groups, bounds)],
+                       "val/acc, points", "val/acc by category")  # fmt: skip
     assert len(drawn) == 4
     for fig in drawn:
         assert not overlaps(fig), fig.texts[0].get_text() if fig.texts else fig

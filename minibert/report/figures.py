@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
@@ -114,17 +115,39 @@ def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interv
     save(fig, path)
 
 
+def _colours(panels: list, arms_at: int) -> dict[str, object]:
+    """One colour per arm across every panel of a figure: an experiment keeps its colour wherever it is drawn,
+    and a fine-tuning arm `<x>/finetune/<y>-full` takes that of the pre-training arm `<x>/pretrain/<y>`."""
+    names = list(dict.fromkeys(arm for panel in panels for arm in panel[arms_at]))
+    keys = {name: name.rsplit("/", 1)[-1].removesuffix("-full") for name in names}
+    order = list(dict.fromkeys(keys.values()))
+    palette = plt.get_cmap("tab10" if len(order) <= 10 else "tab20")
+    return {name: palette(order.index(keys[name]) % palette.N) for name in names}
+
+
+def log_scale(ylabel: str, arms: dict[str, tuple]) -> bool:
+    """Whether a panel of losses spans more than five-fold, so that one arm's scale (ELECTRA's summed losses, say)
+    would flatten every other curve on a linear axis."""
+    lows = [float(np.nanmin(lo)) for _, _, lo, _ in arms.values()]
+    highs = [float(np.nanmax(hi)) for _, _, _, hi in arms.values()]
+    return "loss" in ylabel and bool(arms) and min(lows) > 0 and max(highs) > 5 * min(lows)
+
+
 def curves(path: Path, panels: list[tuple[str, str, dict[str, tuple]]], title: str) -> None:
     """One panel per (panel title, y label, {arm: (steps, mean, lowest, highest)}): each arm's mean over seeds
     against the training step, its band from the lowest to the highest seed (accuracies in points)."""
     columns = min(2, len(panels))
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(6.2 * columns, 3.4 * rows + 0.5), squeeze=False)
+    colour = _colours(panels, 2)
     for ax, (name, ylabel, arms) in zip(axes.flat, panels):
         scale = 100 if "acc" in ylabel else 1
         for arm, (steps, mean, lo, hi) in arms.items():
-            (line,) = ax.plot(steps, scale * mean, lw=1.3, label=_wrap(arm, 34))
+            (line,) = ax.plot(steps, scale * mean, lw=1.3, label=_wrap(arm, 34), color=colour[arm])
             ax.fill_between(steps, scale * lo, scale * hi, color=line.get_color(), alpha=0.18, lw=0)
+        if log_scale(ylabel, arms):
+            ax.set_yscale("log")
+            ylabel += " (log scale)"
         ax.set_title(_wrap(name, 60), fontsize=9)
         ax.set_xlabel("training step", fontsize=8)
         ax.set_ylabel(ylabel, fontsize=8)
@@ -138,15 +161,17 @@ def curves(path: Path, panels: list[tuple[str, str, dict[str, tuple]]], title: s
     save(fig, path)
 
 
-def categories(path: Path, panels: list[tuple[str, list[str], dict[str, list[Stat | None]]]], ylabel: str,
-               title: str) -> None:  # fmt: skip
-    """One panel per (panel title, category labels, {arm: a Stat per category or None}): each arm's mean with
-    its 95% interval at every category, arms side by side (points for proportions)."""
-    widest = max(len(labels) for _, labels, _ in panels)  # an inch a category, so their names stay apart
-    fig, axes = plt.subplots(len(panels), 1, figsize=(max(9.5, 1.0 * widest + 3), 3.3 * len(panels) + 0.6),
+def categories(path: Path, panels: list[tuple], ylabel: str, title: str) -> None:
+    """One panel per (panel title, category labels, {arm: a Stat per category or None}, each category's group,
+    each category's exact ceiling or None): each arm's mean with its 95% interval at every category, arms side
+    by side (points for proportions), groups apart and named, the ceiling a black bar across its category."""
+    widest = max(len(panel[1]) for panel in panels)  # an inch a category, so their names stay apart
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(9.5, 1.0 * widest + 3), 3.5 * len(panels) + 0.6),
                              squeeze=False)  # fmt: skip
-    for ax, (name, labels, arms) in zip(axes[:, 0], panels):
+    colour = _colours(panels, 2)
+    for ax, (name, labels, arms, groups, bounds) in zip(axes[:, 0], panels):
         width = 0.8 / max(1, len(arms))
+        scale = 1
         for k, (arm, found) in enumerate(arms.items()):
             xs = [i - 0.4 + width * (k + 0.5) for i, s in enumerate(found) if s is not None]
             shown = [s for s in found if s is not None]
@@ -155,11 +180,24 @@ def categories(path: Path, panels: list[tuple[str, list[str], dict[str, list[Sta
             scale = 100 if shown[0].proportion else 1
             mean = [scale * s.mean for s in shown]
             err = [[scale * (s.mean - s.interval.lo) for s in shown], [scale * (s.interval.hi - s.mean) for s in shown]]
-            ax.errorbar(xs, mean, yerr=err, fmt="o", ms=3.5, capsize=2, lw=0.9, label=_wrap(arm, 34))
+            ax.errorbar(xs, mean, yerr=err, fmt="o", ms=3.5, capsize=2, lw=0.9, label=_wrap(arm, 34), color=colour[arm])
+        marked = False
+        for i, bound in enumerate(bounds):
+            if bound is not None:
+                ax.hlines(scale * bound, i - 0.45, i + 0.45, colors="black", lw=1.6,
+                          label=None if marked else "exact ceiling")  # fmt: skip
+                marked = True
+        starts = [i for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]]
+        for i in starts[1:]:
+            ax.axvline(i - 0.5, color="0.6", lw=0.8)
+        for i, end in zip(starts, [*starts[1:], len(groups)]):
+            if groups[i]:
+                ax.text((i + end - 1) / 2, 1.01, groups[i], transform=ax.get_xaxis_transform(), ha="center",
+                        va="bottom", fontsize=8, color="0.3")  # fmt: skip
         ax.set_xticks(range(len(labels)), [_wrap(label, 12) for label in labels], fontsize=7)
         ax.set_xlim(-0.6, len(labels) - 0.4)
         ax.set_ylabel(ylabel, fontsize=8)
-        ax.set_title(_wrap(name, 80), fontsize=9)
+        ax.set_title(_wrap(name, 80), fontsize=9, pad=14)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=6.5, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))

@@ -191,10 +191,14 @@ def overview(data: Data) -> Section:
         acc, ceiling, gap = (data.find(m, experiment=e) for m in ("val/acc", "val/ceiling/acc", "val/gap/acc"))
         seeds = len(data.seeds(experiment=e))
         shown = (*found[e], _best_floor(data, e)) if pairs else ()
-        rows.append([e, str(seeds), *(str(s) if s else "–" for s in (*shown, acc, ceiling, gap))])
+        cells = [str(s) if s else "–" for s in (*shown, acc, ceiling, gap)]
+        if acc is not None and ceiling is None:  # its own task's accuracy (a detector's, say): not the others'
+            cells[len(shown)] += " (own task)"
+        rows.append([e, str(seeds), *cells])
     note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
-            "ceiling, or not a cloze test).")  # fmt: skip
+            "ceiling, or not a cloze test). (own task): an accuracy with no exact ceiling beside it measures the "
+            "objective's own task (ELECTRA-style detection, say), not the cloze the other rows grade.")  # fmt: skip
     header = ["experiment", "seeds", "accuracy", "ceiling", "gap"]
     if pairs:
         header[2:2] = ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
@@ -390,12 +394,16 @@ def learning_curves(data: Data, frame) -> list[tuple[str, str, dict]]:
     for stage in dict.fromkeys(stages):
         for metric in curves.METRICS:
             arms = {e: b for e in stages.index[stages == stage] if (b := curves.band(frame, e, metric)) is not None}
-            names = list(arms)
-            chunks = [names[i : i + CURVE_ARMS] for i in range(0, len(names), CURVE_ARMS)]
-            for k, chunk in enumerate(chunks):
-                part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
-                unit = ", points" if "acc" in metric else ""
-                panels.append((f"{stage}: {metric}{part}", f"{metric}{unit}", {e: arms[e] for e in chunk}))
+            groups = {"": list(arms)}
+            if "acc" in metric:  # an accuracy with no exact ceiling is the objective's own task's: a panel apart
+                own = [e for e in arms if data.find("val/ceiling/acc", experiment=e) is None]
+                groups = {"": [e for e in arms if e not in own], ", own task (no cloze ceiling)": own}
+            for kind, names in groups.items():
+                chunks = [names[i : i + CURVE_ARMS] for i in range(0, len(names), CURVE_ARMS)]
+                for k, chunk in enumerate(chunks):
+                    part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+                    unit = ", points" if "acc" in metric else ""
+                    panels.append((f"{stage}: {metric}{kind}{part}", f"{metric}{unit}", {e: arms[e] for e in chunk}))
     return panels
 
 
@@ -404,20 +412,40 @@ CATEGORY_ARMS = 8  # arms one panel of the per-category figure draws
 
 def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
     """(metric, panels of `figures.categories`): per stage, each arm's headline accuracy in every category it
-    logs (the questions by distance, depth, kind, ...), at most CATEGORY_ARMS arms a panel; None where no arm
-    logs categories."""
+    logs (the questions by distance, depth, kind, ...), the categories grouped by the part of their name before
+    the first '_' (dist_1, dist_2_3: distance), with the exact ceiling where the arms log one for a category (the
+    mean of theirs), at most CATEGORY_ARMS arms a panel; None where no arm logs categories."""
     measure = accuracies.measure("accuracy")
+    ceiling = accuracies.parse(metric).key("ceiling") if accuracies.parse(metric) else None
     stages = data.frame.drop_duplicates("experiment").set_index("experiment")["stage"]
     panels = []
     for stage in dict.fromkeys(stages):
         found = {e: cats for e in stages.index[stages == stage]
                  if (cats := [c for m, c in data.figures(e) if m == metric and c])}  # fmt: skip
-        categories = list(dict.fromkeys(c for cats in found.values() for c in cats))
+        categories = sorted(dict.fromkeys(c for cats in found.values() for c in cats), key=_group_of)
+        groups = [_group_of(c)[1] for c in categories]
+        bounds = [_ceiling(data, ceiling, c, found) for c in categories]
         names = list(found)
         chunks = [names[i : i + CATEGORY_ARMS] for i in range(0, len(names), CATEGORY_ARMS)]
         for k, chunk in enumerate(chunks):
             part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
             arms = {e: [data.find(metric, c, experiment=e) if c in found[e] else None for c in categories]
                     for e in chunk}  # fmt: skip
-            panels.append((f"{stage}: {metric} by category{part}", [measure.label(c) for c in categories], arms))
+            panels.append((f"{stage}: {metric} by category{part}", [measure.label(c) for c in categories], arms,
+                           groups, bounds))  # fmt: skip
     return (metric, panels) if panels else None
+
+
+def _group_of(category: str) -> tuple[int, str, str]:
+    """(order, group, name) of a category: grouped by the part of its name before the first '_' (kind_mask,
+    kind_kept: kind); a category alone in its kind (opener, closer) goes with the other single ones, last."""
+    head = category.split("_", 1)[0]
+    return (0, head, category) if "_" in category else (1, "", category)
+
+
+def _ceiling(data: Data, ceiling: str | None, category: str, found: dict) -> float | None:
+    """The mean over the arms of the exact ceiling they log for `category`, or None where none logs one."""
+    if ceiling is None:
+        return None
+    logged = [s.mean for e in found if (s := data.find(ceiling, category, experiment=e)) is not None]
+    return sum(logged) / len(logged) if logged else None
