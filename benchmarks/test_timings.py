@@ -55,3 +55,12 @@ def test_a_short_run_logging_to_wandb_offline_takes_seconds(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     (summary,) = summaries(root)
     assert summary["wall_time_s"] < 15
+
+
+def test_every_usage_error_answers_within_two_seconds():
+    """benchmarks/usage_errors.py: each entry point's usage errors, a bare interpreter's start included."""
+    from usage_errors import main
+
+    rows = main()
+    assert rows and all(code == 2 and lines == 1 for _, code, lines, _ in rows)
+    assert max(seconds for *_, seconds in rows) <= 2.0

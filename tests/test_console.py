@@ -13,7 +13,17 @@ from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
-NOISE = ("💡", "Tip:", "LeafSpec", "Warning:", "v_num", "Epoch 0/")
+NOISE = (
+    "💡",
+    "Tip:",
+    "LeafSpec",
+    "Warning:",
+    "v_num",
+    "Epoch 0/",
+    "Seed set to",
+    "GPU available: False",
+    "TPU available: False",
+)
 
 
 def _run(args: list[str], tmp_path: Path) -> str:
@@ -28,6 +38,7 @@ def test_a_run_prints_no_third_party_noise_and_counts_steps(tmp_path):
                 "--trainer.val_check_interval=12", f"--trainer.default_root_dir={tmp_path}"], tmp_path)  # fmt: skip
     assert not [n for n in NOISE if n in out], out
     assert re.search(r"^train:?\s", out, re.M) and "final: val/acc" in out  # tqdm's "train: 50%", rich's "train  ━"
+    assert f"run: {tmp_path}/" in out  # the folder as given (absolute), not a path climbing out of the checkout
 
 
 def test_the_grid_runner_reads_its_pace_in_runs_a_minute(monkeypatch):

@@ -472,3 +472,36 @@ def test_figures_per_category_and_document_are_stored_apart_and_read_back_as_one
     only = frame[frame.category == "opener"]  # no row of its own: its run's columns stay in results.csv
     assert [p.name for p in table.write(only, tmp_path)] == [table.FILE]
     pd.testing.assert_frame_equal(table.read(tmp_path), only.reset_index(drop=True), check_dtype=False)
+
+
+def test_a_claim_met_exactly_on_every_seed_holds_and_one_missed_exactly_fails(tmp_path):
+    """A figure with no spread and no sampling error (a training loss of exactly 0 on every seed) is not a
+    question for an interval: met exactly, the claim holds; missed exactly, it fails."""
+    zero = cells("p/pick_0", "train/loss", dict.fromkeys(range(3), 0.0))
+    for bound, want in ((0.0, "holds"), (-0.5, "fails")):
+        claim = Claim("no blanks, no loss", value=MetricRef("p/pick_0", "train/loss"), at_most=bound)
+        page = report(tmp_path / str(bound), zero, [claim])
+        ((text, figure, seeds, verdict),) = sections(page, "md")["The answer"]
+        assert verdict == want and seeds == "3" and figure.startswith("0.0 (0.0 to 0.0)"), (bound, verdict)
+
+
+def test_a_comparison_stopped_on_the_clock_reads_the_same_on_every_page(tmp_path):
+    """The record knows the look `--minutes` stopped it at: its table, the dashboard's answer and any page that
+    quotes it say '(clock)' and 'stopped on the clock', never '(cap)' on one and '(clock)' on another."""
+    from minibert.report import comparison
+    from minibert.report.comparison import Design, Pair
+    from minibert.report.query import Data
+
+    rows = arms()
+    (tmp_path / "comparisons").mkdir()
+    design = Design([Pair("p/mlm", "p/span", "val/acc")], cap=5, first_seed=2)
+    (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design.to_json(),
+                                                                "looks": {design.pairs[0].label: 5}, "clock": 5}))  # fmt: skip
+    page = report(tmp_path, rows)
+    ((text, _, _, verdict),) = sections(page, "md")["The answer"]
+    record = comparison.recorded(tmp_path, "c", Data(pd.DataFrame(rows), out=str(tmp_path)))
+    (j,) = record.judged
+    table_row = next(r for r in comparison.table(record.design, record.judged, record.clock) if r.startswith("| p/"))
+    assert verdict == record.words(j, "mlm", "span") == "undecided (clock)"
+    assert "stopped on the clock (--minutes) after 5 seeds" in text and "stopped on the clock" in table_row
+    assert "| undecided (clock) |" in table_row
