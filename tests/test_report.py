@@ -495,8 +495,8 @@ def test_a_comparison_stopped_on_the_clock_reads_the_same_on_every_page(tmp_path
     rows = arms()
     (tmp_path / "comparisons").mkdir()
     design = Design([Pair("p/mlm", "p/span", "val/acc")], cap=5, first_seed=2)
-    (tmp_path / "comparisons" / "c.json").write_text(json.dumps({"design": design.to_json(),
-                                                                "looks": {design.pairs[0].label: 5}, "clock": 5}))  # fmt: skip
+    body = {"design": design.to_json(), "looks": {design.pairs[0].label: 5}, "clock": 5}  # --minutes stopped it at 5
+    (tmp_path / "comparisons" / "c.json").write_text(json.dumps(body))
     page = report(tmp_path, rows)
     ((text, _, _, verdict),) = sections(page, "md")["The answer"]
     record = comparison.recorded(tmp_path, "c", Data(pd.DataFrame(rows), out=str(tmp_path)))
