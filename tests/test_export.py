@@ -293,7 +293,8 @@ def test_the_command_exports_a_checkpoint_and_refuses_a_used_folder(tmp_path, ca
     before = sorted(p.name for p in (tmp_path / "hf").iterdir())
     with pytest.raises(SystemExit):
         export_main([str(tmp_path / "model.ckpt"), str(tmp_path / "hf")])
-    assert "OUT_DIR=" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "OUT_DIR " in err and "already exists and is not empty" in err
     assert sorted(p.name for p in (tmp_path / "hf").iterdir()) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "model.ckpt"]  # no half-written folder beside it
     umask = os.umask(0)
