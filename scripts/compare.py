@@ -50,6 +50,12 @@ def parse_args(argv: list[str] | None = None) -> Request:
         "first look (the seeds before any verdict, run at once) would pass it",
     )
     add("--overrun", action="store_true", help="with --minutes: run the first look even where it would pass them")
+    add(
+        "--shrink",
+        action="store_true",
+        help="with --minutes: where the first look would pass them, judge fewer "
+        "pairs (the arms that cost most a seed left out), declared before any run",
+    )
     add("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
     add("--name", help="file name of the record in <out>/comparisons/ (default: verdicts)")
     add("--workers", type=int, default=2, help="parallel runs (default 2)")

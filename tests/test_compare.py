@@ -728,3 +728,25 @@ def test_a_plugins_comparison_writes_outside_the_committed_pages_unless_publishe
     with pytest.raises(ComparisonError, match="--publish goes with a plug-in"):
         Request(grid="configs/ablations/dyck.yaml", arms=["a", "b"], metric="val/acc", out=Path("x"),
                 publish=True).check()  # fmt: skip
+
+
+def test_shrink_leaves_out_the_last_listed_pairs_until_the_first_look_fits_the_minutes(capsys):
+    """--shrink with --minutes: the family is cut from its end (the yardsticks file lists MLM first) before any run,
+    from the recorded pace alone, until its first look (fewer pairs: fewer seeds, and fewer arms a seed) fits."""
+    from dataclasses import replace
+
+    from minibert.compare.request import Request
+    from minibert.compare.session import _Comparison, _shrunk
+
+    pairs = [Pair("x/new", f"x/{b}", "val/acc", None, "x") for b in ("mlm", "span", "electra", "next_token")]
+    request = Request(objective="new.py", minutes=5, shrink=True)
+    c = _Comparison(request, Path("o"), Path("g"), [], pairs, Design(pairs, 40), {}, Path("r"), [], 75.0)
+
+    def pace(kept: list) -> float:
+        return 15.0 * (len(kept) + 1)  # seconds a seed: 15 an arm, the new one and each yardstick
+
+    # the first look: 4 pairs 10 seeds x 75 s, 3 pairs 10 x 60 s, 2 pairs 9 x 45 s, 1 pair 8 x 30 s = 240 s <= 300
+    shrunk = _shrunk(c, pace)
+    assert [p.b for p in shrunk.pairs] == ["x/mlm"] and shrunk.design.pairs == shrunk.pairs and shrunk.per_seed == 30
+    assert "judging 1 of 4 pair(s), leaving out span, electra, next_token" in capsys.readouterr().err
+    assert _shrunk(replace(c, request=replace(request, minutes=60)), pace).pairs == pairs  # it fits: as it was

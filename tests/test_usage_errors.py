@@ -45,6 +45,8 @@ CASES = {
                                     "is a file, so no folder"),
     "compare: a band not around one half": ("scripts/compare.py", ["docs/examples/mask_rate_30.py", "--yardsticks",
                                             "{band}"], "needs 0 < lo < 0.5 < hi < 1"),
+    "compare: --shrink without --minutes": ("scripts/compare.py", ["docs/examples/mask_rate_30.py", "--shrink"],
+                                            "give --minutes"),
     "fit: no such config": ("-m minibert", ["fit", "-c", "configs/nope.yaml"], "-c configs/nope.yaml: no such file"),
     "fit: an unknown subcommand": ("-m minibert", ["fti"], "unknown subcommand 'fti'"),
     "fit: no such checkpoint": ("-m minibert", ["fit", "-c", "configs/pretrain.yaml", "--ckpt_path", "x.ckpt"],

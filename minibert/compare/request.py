@@ -36,6 +36,7 @@ class Request:
     max_seeds: int = 40
     minutes: float | None = None  # stop before a seed that would pass this many minutes, at this machine's pace
     overrun: bool = False  # run the first look's seeds even where they would pass `minutes`
+    shrink: bool = False  # where they would, judge fewer pairs (the costliest arms left out) before any run
     first_seed: int = 0
     fails_below: float | None = None  # with a grid: a seed below this value did not learn
     bounds: tuple[float, float] | None = None  # with a grid and a metric of no known range: one arm's range
@@ -83,6 +84,11 @@ class Request:
                                   "before)")  # fmt: skip
         if self.minutes is not None and not self.minutes > 0:
             raise ComparisonError(f"--minutes={self.minutes}: must be > 0")
+        if (self.shrink or self.overrun) and self.minutes is None:
+            raise ComparisonError("--shrink and --overrun say what --minutes does with a first look it cannot hold: "
+                                  "give --minutes")  # fmt: skip
+        if self.shrink and self.overrun:
+            raise ComparisonError("--shrink or --overrun, not both")
         if self.workers < 1:
             raise ComparisonError(f"--workers={self.workers}: must be at least 1")
         for folder in self.plugins:

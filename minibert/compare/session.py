@@ -97,7 +97,8 @@ def _fits_the_clock(c: _Comparison) -> None:
     if (cost := todo * c.per_seed) > minutes * 60:
         raise ComparisonError(f"--minutes {minutes:g}: the first look runs {todo} seeds at once (no verdict comes "
                               f"sooner), about {cost / 60:.0f} min at the recorded pace; give more --minutes, fewer "
-                              "--languages, or --overrun to run the first look regardless")  # fmt: skip
+                              "--languages, --shrink to judge fewer pairs, or --overrun to run it "
+                              "regardless")  # fmt: skip
 
 
 def _out(request: Request) -> Path:
@@ -153,7 +154,32 @@ def _prepare(request: Request, out: Path) -> _Comparison:
         design = replace(design, extended_from=before.extended_from + ([before.cap] if design.cap > before.cap else []))
     committed = [] if request.grid is None else [ROOT / "results" / Path(request.grid).stem]
     per_seed = estimate(timing, pairs, request.workers, [out, *committed])
-    return _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, per_seed)
+    comparison = _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, per_seed)
+    if request.shrink and recorded is None:
+        comparison = _shrunk(comparison, lambda kept: estimate(timing, kept, request.workers, [out, *committed]))
+    return comparison
+
+
+def _shrunk(c: _Comparison, pace) -> _Comparison:
+    """With `--shrink`, where `--minutes` cannot hold the first look: the design with its last pairs left out, one
+    at a time (the yardsticks file lists MLM first), until the first look fits; declared before any run, from the
+    recorded pace alone (never from a figure), so the smaller family holds as any other. Said in one line."""
+    minutes, pairs = c.request.minutes, list(c.pairs)
+    if minutes is None or c.per_seed is None:
+        return c
+
+    def cost(kept: list[Pair]) -> float:  # seconds of the first look of a family of `kept`
+        return replace(c.design, pairs=kept).first_look(kept) * pace(kept)
+
+    while len(pairs) > 1 and cost(pairs) > minutes * 60:  # the yardsticks listed last go first
+        pairs.pop()
+    if len(pairs) == len(c.pairs):
+        return c
+    left = [p.b.rsplit("/", 1)[-1] for p in c.pairs if p not in pairs]
+    print(f"compare.py: --shrink: the first look of every pair would pass --minutes {minutes:g}; judging "
+          f"{len(pairs)} of {len(c.pairs)} pair(s), leaving out {', '.join(left)} (the last listed)",
+          file=sys.stderr)  # fmt: skip
+    return replace(c, pairs=pairs, design=replace(c.design, pairs=pairs), per_seed=pace(pairs))
 
 
 def _built_keys(grid_path: Path, arms: list[str], out: Path, request: Request, plugins: list[str]) -> dict[str, set]:
