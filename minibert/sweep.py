@@ -41,6 +41,8 @@ from minibert.report.grid_report import ReportError, record
 from minibert.report.table import FILE, TableError, grid_of_table, read_json
 
 ROOT = CHECKOUT  # grids, configs and plug-ins are named from the checkout
+# multiprocessing's resource tracker frees the semaphores of workers a Ctrl-C ended, and warns that it did: noise
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
 # exit codes: every run succeeded, some failed (each listed with its log), bad input (grid, options, a cell
 # that cannot be built, a report that would drop results), the machine (a folder that cannot be written, a
 # full disk, `out` held by another sweep, no SLURM); 130/143 when interrupted (Ctrl-C/SIGTERM)
@@ -78,6 +80,8 @@ class Sweep:
 
     def run(self) -> int:
         """Train what is missing and write the table (and pages); the exit code, errors said in one line."""
+        if QUIET_TRACKER not in sys.warnoptions:  # before a pool starts the tracker, which copies these flags
+            sys.warnoptions.append(QUIET_TRACKER)
         start = time.perf_counter()
         use_plugins(self.plugins)
         if self.executor == "slurm" and not self.report_only and shutil.which("sbatch") is None:

@@ -120,7 +120,8 @@ def trains_locally(args: argparse.Namespace) -> bool:
 # Local workers fork from a server that imports torch and lightning (seconds): started before the sweep's own
 # imports below, the two import side by side.
 if __name__ == "__main__" and trains_locally(parse_args()):
-    start_fork_server()
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")  # minibert.sweep.QUIET_TRACKER, before the fork
+    start_fork_server()  # server starts the resource tracker (which copies these flags); the sweep is imported below
 from minibert.sweep import Sweep  # noqa: E402
 
 
