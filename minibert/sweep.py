@@ -128,9 +128,10 @@ class Sweep:
         for stale in out.glob(".*.tmp"):  # a report file a killed sweep was writing (see files.write_atomic)
             stale.unlink()
         failed, machine, crashed, trained = [], [], [], 0
-        committed = self._committed(out)  # the table a rerun is read against, and the pages it could rewrite
         if not self.report_only:
             failed, trained, machine, crashed = self._train(grid, runs, out)
+        # the table a rerun is read against, and the pages it could rewrite (training writes under runs/ only)
+        committed = self._committed(out) if trained and not failed and not crashed else None
         done = [r for r in runs if r.done]
         finished = [r for r in everything if r.done]
         if crashed and (self.stop_on_crash or not finished):  # nothing to record: the bug is the whole answer
@@ -148,7 +149,7 @@ class Sweep:
         if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
             written += render.publish(out, grid, ROOT)
         found = None
-        if committed is not None and trained and not failed and not crashed:
+        if committed is not None:
             found = reproduction.compare_tables(committed[0], table.read(out))
             if found.reproduced and not self.publish:  # the committed table and pages stay: nothing changed
                 reproduction.restore(committed[1], written)

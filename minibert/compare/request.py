@@ -32,11 +32,11 @@ class Request:
     finetune: bool = False  # with a plug-in: judge the fully fine-tuned accuracy, not the minimal pairs
     languages: list[str] = field(default_factory=list)
     yardsticks: str = "configs/compare.yaml"
-    out: Path | None = None  # default results/compare/<objective>-pairs[-<languages>]; with a grid, required
+    out: Path | None = None  # default runs/compare/<objective>-pairs[-<languages>]; with a grid, required
     max_seeds: int = 40
     minutes: float | None = None  # stop before a seed that would pass this many minutes, at this machine's pace
     overrun: bool = False  # run the first look's seeds even where they would pass `minutes`
-    shrink: bool = False  # where they would, judge fewer pairs (the costliest arms left out) before any run
+    shrink: bool = False  # where they would, judge fewer pairs (the last listed left out) before any run
     first_seed: int = 0
     fails_below: float | None = None  # with a grid: a seed below this value did not learn
     bounds: tuple[float, float] | None = None  # with a grid and a metric of no known range: one arm's range

@@ -231,8 +231,7 @@ class Judged:
 
     def words(self, a: str = "A", b: str = "B") -> str:
         """The verdict with the arms named: 'A better', 'alike', 'tied on every seed', 'undecided (cap)'."""
-        v = self.verdict.verdict
-        return {"A better": f"{a} better", "B better": f"{b} better", "tied": "tied on every seed"}.get(v, v)
+        return sign.named(self.verdict.verdict, a, b)
 
     def meaning(self, a: str = "A", b: str = "B", scale: float = 100) -> str:
         """What the verdict rests on, in one clause: 'mlm wins 16 of 19 untied seeds (3 tied; win rate 0.55 to
@@ -519,7 +518,7 @@ class Recorded:
             if (before := j.by_the_mean(self.design)) is None:
                 continue
             a, b = j.pair.a, j.pair.b
-            was = before.verdict.replace("A better", f"{a} better").replace("B better", f"{b} better")
+            was = sign.named(before.verdict, a, b)
             was += f" after {before.look}" if before.reason != "below the cap" else ""
             v = j.verdict
             now = self.words(j, a, b) + (f" after {v.look}" if j.stopped else "")

@@ -129,7 +129,8 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
     """The pair claim judged by the comparison recorded in `out/comparisons/` that holds its two experiments on
     its metric, or on that accuracy's gap where the two graded the same questions on every seed (their ceilings
     equal, so one gap minus the other is minus the accuracies' difference), either way round; None where no
-    record holds it. Holds when the sequence at the last look puts higher − lower above zero, fails below."""
+    record holds it. Holds when the record's sign rule names the higher arm (it wins on most seeds), fails when it
+    names the lower one; the figure is the mean's sequence at the last look, higher − lower."""
     metric, key = claim.higher.metric, accuracies.parse(claim.higher.metric)
     if claim.lower.metric != metric:
         return None
@@ -160,8 +161,8 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
     """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
-    table by its own sequential rule (minibert.report.comparison.judge) over the seeds it ran: the figure is
-    the confidence sequence at the last look (oriented so that > 0 favours A), which carries its own control."""
+    table by its own sign rule (minibert.report.comparison.judge) over the seeds it ran: the verdict is that rule's,
+    worded as the record words it (its clock included), and the figure the mean's sequence at the last look."""
     answers = []
     for name, r in records(out, data):
         for j in r.judged:

@@ -28,6 +28,7 @@ import pandas as pd
 from minibert.report import curves, provenance, questions, stats, table
 from minibert.report.stats import Interval
 from minibert.stats import accuracies, bootstrap, scoreboard
+from minibert.stats.sign import named
 
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
 # real-text runs log: the parts an interval resamples documents from, never figures of their own
@@ -129,8 +130,7 @@ class Diff(_Interval):
 
     def verdict(self, a: str = "A", b: str = "B", margin: float | None = None) -> str:
         if self.rule:
-            return {"A better": f"{a} better", "B better": f"{b} better", "tied": "tied on every seed"}.get(
-                self.rule, self.rule)  # fmt: skip
+            return named(self.rule, a, b)
         return stats.verdict(self.favour, margin, a, b, self.family, self.question)
 
     def sign(self) -> int:

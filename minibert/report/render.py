@@ -435,7 +435,7 @@ def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parts = __doc__.split("\n\n")
     p = ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page would change")
     p.add_argument("--root", default=".", help="the repository (default: here)")
     args = p.parse_args(argv)

@@ -197,6 +197,16 @@ def decide(
     return SignVerdict("undecided", n, "below the cap", *counted)
 
 
+def named(verdict: str, a: str = "A", b: str = "B") -> str:
+    """A verdict ("A better", "B better", "tied", "alike", "undecided (cap)", ...) with the arms named, as every
+    page words it.
+
+    >>> named("B better", "mlm", "span"), named("tied"), named("undecided (cap)")
+    ('span better', 'tied on every seed', 'undecided (cap)')
+    """
+    return {"A better": f"{a} better", "B better": f"{b} better", "tied": "tied on every seed"}.get(verdict, verdict)
+
+
 def check_band(band: Sequence[float]) -> tuple[float, float]:
     """The band as (lo, hi), or ValueError in one line unless 0 < lo < 1/2 < hi < 1."""
     try:
