@@ -4,7 +4,8 @@ each scoring a sentence by its left-to-right log-likelihood, graded on the same 
 - `unigram`: the training frequencies alone. It scores a sentence by its bag of tokens, so it is the counting
   check: on an edit that keeps every token's count (the bracket languages' swaps) it ties on every pair and
   gets half credit.
-- `bigram`, `trigram`: the previous one or two tokens, interpolated with the next lower order by Witten-Bell,
+- `bigram`, `trigram`, and through the language's `floor_order` (`4-gram`, ...): the previous n - 1 tokens,
+  interpolated with the next lower order by Witten-Bell,
   P(w | h) = (c(h, w) + n(h) P_lower(w)) / (c(h) + n(h)), n(h) the distinct tokens seen after h: nothing to
   tune, and an unseen history falls back to the lower order whole. The unigram adds one to every count, so
   no token has probability zero.
@@ -29,8 +30,9 @@ import numpy as np
 
 from minibert.languages import Language
 from minibert.pairs.draw import MinimalPairs
-from minibert.pairs.keys import FLOORS
+from minibert.pairs.keys import check_order, floor_names
 
+VOCAB_ROOM = 8  # ids counted beyond the language's: room for an objective's extra ids (only the language's occur)
 TIE = 1e-9  # scores closer than this (in nats) are a tie: half credit
 
 
@@ -41,14 +43,16 @@ def pair_credit(good: np.ndarray, bad: np.ndarray) -> np.ndarray:
 
 
 class NGramFloors:
-    """Counts of `sentences` training sentences of `language` (drawn with `rng`), orders 1 to 3."""
+    """Counts of `sentences` training sentences of `language` (drawn with `rng`), orders 1 to `order`."""
 
-    def __init__(self, language: Language, rng: np.random.Generator, sentences: int = 20_000) -> None:
+    def __init__(self, language: Language, rng: np.random.Generator, sentences: int = 20_000, order: int = 3) -> None:
         ids = language.draw(rng, sentences, "train")
-        self.V = language.vocab_size + 8  # room for an objective's extra ids; only the language's occur
+        self.V = language.vocab_size + VOCAB_ROOM
+        check_order(order, self.V)
+        self.names = floor_names(order)
         self.unigram = np.bincount(ids[:, 1:].ravel(), minlength=self.V).astype(np.float64) + 1.0
         self.unigram /= self.unigram.sum()
-        self.tables = {n: self._count(ids, n) for n in (2, 3)}
+        self.tables = {n: self._count(ids, n) for n in range(2, order + 1)}
 
     def _count(self, ids: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
         """(n-gram keys, their counts, history keys, their counts, their distinct followers), keys sorted."""
@@ -76,7 +80,7 @@ class NGramFloors:
     def token_probs(self, order: str, ids: np.ndarray) -> np.ndarray:
         """(B, T - 1) P(w_t | its history) for t >= 1 under `order`."""
         probs = self.unigram[ids[:, 1:]]
-        for n in range(2, FLOORS.index(order) + 2):
+        for n in range(2, self.names.index(order) + 2):
             keys, counts, hist, total, distinct = self.tables[n]
             gram = self._keys(ids, n)  # ends at positions n - 1 ..
             seen = self._lookup(keys, counts, gram).astype(np.float64)
@@ -89,14 +93,14 @@ class NGramFloors:
 
     def scores(self, order: str, pairs: MinimalPairs) -> tuple[np.ndarray, np.ndarray]:
         """(N,) log-likelihoods of the good and of the bad sentences under `order`."""
-        if order not in FLOORS:
-            raise ValueError(f"floor {order!r} is not one of {', '.join(FLOORS)}")
+        if order not in self.names:
+            raise ValueError(f"floor {order!r} is not one of {', '.join(self.names)}")
         return tuple(np.log(self.token_probs(order, ids)).sum(1) for ids in (pairs.good, pairs.bad))
 
 
 def floor_accuracies(floors: NGramFloors, pairs: MinimalPairs) -> dict[str, np.ndarray]:
     """Floor name -> (C,) accuracy per category of `pairs` (NaN where a category is empty)."""
-    return {name: pairs.by_category(pair_credit(*floors.scores(name, pairs))) for name in FLOORS}
+    return {name: pairs.by_category(pair_credit(*floors.scores(name, pairs))) for name in floors.names}
 
 
 def judged_cells(pairs: MinimalPairs, accuracies: dict[str, np.ndarray], limit: float) -> tuple[str, ...]:

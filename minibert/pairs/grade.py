@@ -34,7 +34,7 @@ from minibert.model import Encoder
 from minibert.objectives.base import Objective
 from minibert.pairs.draw import MinimalPairs, draw_pairs
 from minibert.pairs.floors import NGramFloors, floor_accuracies, judged_cells, pair_credit
-from minibert.pairs.keys import FLOORS
+from minibert.pairs.keys import check_order, floor_names
 from minibert.pairs.probe import fit_direction, pooled_features, probe_credit
 from minibert.validation import POSITIVE_INT, UNIT_INTERVAL, check
 
@@ -46,12 +46,15 @@ _DESIGNS: dict[tuple, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 @dataclass(frozen=True)
 class PairSettings:
     """per_cell: graded pairs per (edit, stratum) cell; probe_per_cell: the probe's training pairs per cell;
-    floor_limit: a cell is judged where every floor scores at most this; batch_size: rows per forward pass."""
+    floor_limit: a cell is judged where every floor scores at most this; floor_order: the floors run through the
+    n-gram of this order (a language whose pairs hinge on longer stretches than a trigram sees declares more, so
+    that the judged cells are those no local count solves); batch_size: rows per forward pass."""
 
     per_cell: int = 100
     probe_per_cell: int = 500
     floor_limit: float = 0.7
     batch_size: int = 256
+    floor_order: int = 3
 
     owner: str = field(default="PairSettings", compare=False, repr=False)  # what errors name: pair_eval on the CLI
 
@@ -59,15 +62,20 @@ class PairSettings:
         for name in ("per_cell", "probe_per_cell", "batch_size"):
             check(self.owner, name, getattr(self, name), POSITIVE_INT)
         check(self.owner, "floor_limit", self.floor_limit, UNIT_INTERVAL)
+        try:
+            check_order(self.floor_order, 2)  # the language's own vocabulary is checked when its floors are counted
+        except ValueError as err:
+            raise ValueError(f"{self.owner}: {err}") from None
 
 
 def _design(language: Language, settings: PairSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the categories the design draw has pairs in, the judged cells): DESIGN_PER_CELL pairs a cell drawn
-    with DESIGN_SEED, which no run's seed touches, made once per language and floor limit."""
-    key = (repr(language), settings.floor_limit)
+    with DESIGN_SEED, which no run's seed touches, made once per language, floor limit and floor order."""
+    key = (repr(language), settings.floor_limit, settings.floor_order)
     if key not in _DESIGNS:
         pairs = draw_pairs(language, np.random.default_rng([DESIGN_SEED, STREAMS["pairs"]]), DESIGN_PER_CELL)
-        floors = NGramFloors(language, np.random.default_rng([DESIGN_SEED, STREAMS["ngrams"]]))
+        rng = np.random.default_rng([DESIGN_SEED, STREAMS["ngrams"]])
+        floors = NGramFloors(language, rng, order=settings.floor_order)
         present = tuple(n for n, k in zip(pairs.names, pairs.categories.sum(0)) if k)
         _DESIGNS[key] = present, judged_cells(pairs, floor_accuracies(floors, pairs), settings.floor_limit)
     return _DESIGNS[key]
@@ -83,7 +91,8 @@ def logged_names(language: Language, objective: Objective, settings: PairSetting
     """The keys (under `val/pairs/`) that grading `objective` on `language` gives, without grading anything:
     every category the design draw has pairs in (a run's own draw of 100 a cell reaches the same ones)."""
     present, judged = _design(language, settings)
-    heads = [""] * (objective.scoring is not None) + ["probe/"] + [f"floor/{f}/" for f in FLOORS]
+    floors = floor_names(settings.floor_order)
+    heads = [""] * (objective.scoring is not None) + ["probe/"] + [f"floor/{f}/" for f in floors]
     names = {"judged_cells"} | {f"{h}{stat}_{c}" for h in heads for c in present for stat in ("acc", "n")}
     return names | ({f"{h}{stat}" for h in heads for stat in ("acc", "n")} if judged else set())
 
@@ -96,8 +105,8 @@ class PairGrader:
         self.pairs = draw_pairs(language, np.random.default_rng([seed, STREAMS["pairs"]]), settings.per_cell)
         self.train = draw_pairs(language, np.random.default_rng([seed, STREAMS["probe"]]), settings.probe_per_cell,
                                 split="train")  # fmt: skip
-        floors = NGramFloors(language, np.random.default_rng([seed, STREAMS["ngrams"]]))
-        self.floors = {name: pair_credit(*floors.scores(name, self.pairs)) for name in FLOORS}  # (N,) credit each
+        floors = NGramFloors(language, np.random.default_rng([seed, STREAMS["ngrams"]]), order=settings.floor_order)
+        self.floors = {name: pair_credit(*floors.scores(name, self.pairs)) for name in floors.names}  # (N,) each
         self.judged = judged_design(language, settings)
         column = {n: i for i, n in enumerate(self.pairs.names)}
         judged = [column[c] for c in self.judged if c in column]  # a judged cell this draw never made adds nothing

@@ -20,18 +20,20 @@ from __future__ import annotations
 import lightning as L
 
 from minibert.pairs import PairGrader, PairSettings, PairsUnavailable, edits_of
+from minibert.pairs.floors import VOCAB_ROOM
 from minibert.pairs.grade import logged_names
+from minibert.pairs.keys import check_order
 
 
 class PairEval(L.Callback):
     """enabled: grade at all; required: refuse a language that makes no pairs instead of skipping it; the
     rest are `PairSettings` (pairs per cell, the probe's training pairs per cell, the floors' limit for a judged
-    cell, rows per forward pass)."""
+    cell, rows per forward pass, the highest n-gram order of the floors)."""
 
     def __init__(self, enabled: bool = True, required: bool = False, per_cell: int = 100, probe_per_cell: int = 500,
-                 floor_limit: float = 0.7, batch_size: int = 256) -> None:  # fmt: skip
+                 floor_limit: float = 0.7, batch_size: int = 256, floor_order: int = 3) -> None:  # fmt: skip
         self.enabled, self.required = enabled, required
-        self.settings = PairSettings(per_cell, probe_per_cell, floor_limit, batch_size, owner="pair_eval")
+        self.settings = PairSettings(per_cell, probe_per_cell, floor_limit, batch_size, floor_order, owner="pair_eval")
 
     def applies(self, pl_module: L.LightningModule) -> bool:
         """Whether this run is graded: enabled, a pre-training run, and a language that makes pairs."""
@@ -47,8 +49,13 @@ class PairEval(L.Callback):
         return True
 
     def check_module(self, pl_module: L.LightningModule) -> None:
-        """Refuse, in one line, a required grading that cannot happen (the CLI calls it before any folder)."""
-        self.applies(pl_module)
+        """Refuse, in one line, a required grading that cannot happen, or floors the language's vocabulary cannot
+        count to `floor_order` (the CLI calls it before any folder)."""
+        if self.applies(pl_module):
+            try:
+                check_order(self.settings.floor_order, pl_module.objective.language.vocab_size + VOCAB_ROOM)
+            except ValueError as err:
+                raise ValueError(f"pair_eval: {err}") from None
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if trainer.sanity_checking or trainer.global_step < trainer.max_steps or not self.applies(pl_module):
