@@ -33,7 +33,12 @@ def parse_args(argv: list[str] | None = None) -> Request:
         default="configs/compare.yaml",
         help="the languages and arms a plug-in meets, and the band of win rates read as alike",
     )
-    add("--finetune", action="store_true", help="with a plug-in: judge full fine-tuning, not the minimal pairs")
+    add("--finetune", action="store_true", help="with a plug-in: judge full fine-tuning, not the declared figures")
+    add(
+        "--fresh-yardsticks",
+        action="store_true",
+        help="with a plug-in: train the shipped arms here too, not pair with results/yardsticks/",
+    )
     add("--grid", help="instead of a plug-in: a grid file whose experiments are the arms")
     add("--arms", default="", help="with --grid: two or more experiments, comma-separated; the first is A")
     add("--metric", help="with --grid: the figure judged, e.g. val/acc or val/gap/acc")

@@ -9,14 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from minibert.languages import BracketPairs, Dyck
 from minibert.objectives import MaskedLM, NextSentence, NextTokenLM
 from minibert.pairs import NGramFloors, PairGrader, PairSettings, PairsUnavailable, draw_pairs, pair_credit
 from minibert.pairs.floors import floor_accuracies, judged_cells
-from minibert.pairs.grade import judged_design, logged_names
+from minibert.pairs.grade import DESIGN_SEED, judged_design, logged_names
+from minibert.pairs.keys import check_order, floor_names
 from minibert.pairs.probe import fit_direction, probe_credit
 from tests.languages_plugin import Copy
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMALL = PairSettings(per_cell=20, probe_per_cell=40)
 
@@ -86,6 +90,33 @@ def test_counting_ties_and_local_cells_are_solved_by_a_bigram(dyck_pairs):
     judged = judged_cells(pairs, floors, 0.7)
     assert judged and not any(c.endswith("dist_1") for c in judged)
     assert all(max(f[column[c]] for f in floors.values()) <= 0.7 for c in judged)
+
+
+def test_an_n_gram_floor_solves_the_cells_whose_bracket_it_sees_and_dycks_declared_order_judges_only_the_rest():
+    """A k-gram sees k - 1 tokens back: on Dyck it solves every cell whose closer lies within that reach of its
+    opener, and the cells judged under the order Dyck declares (configs/languages/dyck.yaml) are those no floor
+    through it tells apart: the distance-8-plus ones."""
+    lang = Dyck(kinds=4, length=32, max_depth=6)
+    pairs = draw_pairs(lang, np.random.default_rng([DESIGN_SEED, 1]), 250)
+    floors = floor_accuracies(NGramFloors(lang, np.random.default_rng(1), order=6), pairs)
+    column = {n: i for i, n in enumerate(pairs.names)}
+    for cell in pairs.cells:
+        reach = {"dist_1": 2, "dist_2_3": 4}.get(cell.split("-")[-1])  # the lowest order that sees its pair
+        if reach is not None:
+            assert floors[floor_names(reach)[-1]][column[cell]] >= 0.95, cell
+            assert floors[floor_names(reach - 1)[-1]][column[cell]] <= 0.7, cell  # one order less does not
+    order = yaml.safe_load((ROOT / "configs/languages/dyck.yaml").read_text())["pair_eval"]["floor_order"]
+    judged = judged_design(lang, PairSettings(floor_order=order))
+    assert judged and all(c.endswith("dist_8_plus") for c in judged)
+    assert judged_design(lang, PairSettings(floor_order=3)) != judged  # a trigram leaves the shorter cells in
+
+
+def test_a_floor_order_the_floors_cannot_count_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="floor_order=9: must be an integer from 1 to 8"):
+        PairSettings(floor_order=9)
+    with pytest.raises(ValueError, match="6-grams of 2000000 ids do not fit a 64-bit key; at most 3"):
+        check_order(6, 2_000_000)
+    check_order(6, 40)
 
 
 def test_bracket_pairs_have_no_cell_beyond_their_floors():

@@ -1,7 +1,8 @@
 """Is my objective better, and by about how much? Comparisons that add seeds until every verdict is decided.
 
 A comparison names its arms, either a plug-in objective judged against every shipped objective on the
-languages of `configs/compare.yaml` (`minibert.compare.yardsticks`), or experiments of a grid; it then runs
+languages of `configs/compare.yaml` (`minibert.compare.yardsticks`; the shipped arms' runs committed once,
+`minibert.compare.committed`), or experiments of a grid; it then runs
 seed after seed through `minibert.sweep.Sweep` and looks at each pair's confidence sequence after every seed
 (`minibert.report.comparison`, which keeps the design and the record), until each pair is decided, equivalent,
 capped or out of time (`minibert.compare.session`). `scripts/compare.py` is its command line.
@@ -15,13 +16,14 @@ import importlib
 
 _WHERE = {  # name -> module: imported when first asked for, so that a command line answers bad input before torch
     "ComparisonError": "minibert.compare.errors",
+    "borrow": "minibert.compare.committed",
     "Pair": "minibert.report.comparison",
     "Request": "minibert.compare.request",
     "compare": "minibert.compare.session",
     "find_objective": "minibert.compare.objective",
     "next_steps": "minibert.compare.reading",
     "probe_lines": "minibert.compare.reading",
-    "pair_figures": "minibert.compare.yardsticks",
+    "judged_figures": "minibert.compare.yardsticks",
     "plugin_grid": "minibert.compare.yardsticks",
 }
 __all__ = sorted(_WHERE)

@@ -7,20 +7,25 @@ import math
 import re
 
 from minibert.pairs.keys import PROBE, ZERO_SHOT
-from minibert.report.comparison import Design, Pair, is_proportion, seeds_needed
+from minibert.report.comparison import Design, Pair, is_gap, is_proportion, seeds_needed
 from minibert.report.query import Data
 
 
-def measure_line(finetune: bool) -> str:
-    """The figure a plug-in comparison judges, in one sentence."""
+def measure_line(finetune: bool, metrics: list[str]) -> str:
+    """The figures a plug-in comparison judges (`metrics`, one a pair), in one sentence."""
     if finetune:
         return ("the fully fine-tuned accuracy (--finetune): a seed below the language's `fails_below` did not "
                 "learn, and its failure rate is reported apart.")  # fmt: skip
-    return (
-        f"the minimal pairs, {ZERO_SHOT}: the share of pairs (one edit apart, one sentence in the language) "
-        "whose good sentence the encoder's own objective scores higher, zero-shot, over the cells no n-gram "
-        "floor solves (docs/pairs.md). No fine-tuning, so no fine-tuning lottery; --finetune judges that."
-    )
+    said = []
+    if any(is_gap(m) for m in metrics):
+        said.append("the cloze gap, val/gap/acc: the exact oracle's accuracy minus the model's on the masked tokens "
+                    "of the seed's own validation draw, which both arms grade (lower is better)")  # fmt: skip
+    if ZERO_SHOT in metrics or PROBE in metrics:
+        said.append(f"the minimal pairs, {ZERO_SHOT}: the share of pairs (one edit apart, one sentence in the "
+                    "language) whose good sentence the encoder's own objective scores higher, zero-shot, over the "
+                    "cells no n-gram floor solves (docs/pairs.md)")  # fmt: skip
+    said += [m for m in dict.fromkeys(metrics) if not (is_gap(m) or m in (ZERO_SHOT, PROBE))]
+    return "; ".join(said) + ". Nothing is fine-tuned, so no fine-tuning lottery; --finetune judges that."
 
 
 def design_lines(design: Design, unit: str) -> list[str]:

@@ -29,7 +29,8 @@ class Request:
     arms: list[str] = field(default_factory=list)
     metric: str | None = None
     all_pairs: bool = False
-    finetune: bool = False  # with a plug-in: judge the fully fine-tuned accuracy, not the minimal pairs
+    finetune: bool = False  # with a plug-in: judge the fully fine-tuned accuracy, not the declared figures
+    fresh_yardsticks: bool = False  # with a plug-in: train the shipped arms too, whatever results/yardsticks/ holds
     languages: list[str] = field(default_factory=list)
     yardsticks: str = "configs/compare.yaml"
     out: Path | None = None  # default runs/compare/<objective>-pairs[-<languages>]; with a grid, required
@@ -73,6 +74,8 @@ class Request:
                 raise ComparisonError("--languages goes with a plug-in objective, not --grid")
             if len(self.arms) < 2 or len(set(self.arms)) < len(self.arms):
                 raise ComparisonError(f"--arms={','.join(self.arms)}: give two or more different experiments")
+            if self.fresh_yardsticks:
+                raise ComparisonError("--fresh-yardsticks goes with a plug-in objective; a grid's arms all train")
         elif self.arms or self.metric or self.fails_below is not None or self.all_pairs or self.bounds:
             raise ComparisonError("--arms, --metric, --all-pairs, --fails-below and --bounds go with --grid; a plug-in "
                                   "is judged on its --yardsticks")  # fmt: skip

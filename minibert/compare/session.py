@@ -25,7 +25,8 @@ from minibert.compare.objective import find_objective
 from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
 from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
 from minibert.compare.timing import estimate
-from minibert.compare.yardsticks import default_folder, pair_figures, plugin_grid, relative
+from minibert.compare.committed import Borrowed, borrow
+from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
 from minibert.places import shown
 from minibert.report import render
 from minibert.report.comparison import (
@@ -57,7 +58,12 @@ class _Comparison:
     looks: dict[str, int]  # pair label -> seeds it has looked at
     record: Path
     notes: list[str]
-    per_seed: float | None  # seconds a seed of every arm takes, from recorded wall times
+    per_seed: float | None  # seconds a seed of the arms that train takes, from recorded wall times
+    borrowed: Borrowed  # the committed yardstick runs paired with instead of trained
+
+    def training(self, arms: list[str], seeds: list[int]) -> list[str]:
+        """Those of `arms` that train some of `seeds` here (the rest are committed yardsticks)."""
+        return [a for a in arms if self.borrowed.trains(a, seeds)]
 
     @property
     def scale(self) -> int:
@@ -93,6 +99,7 @@ def _fits_the_clock(c: _Comparison) -> None:
         return
     data = Data.load(c.out) if (c.out / FILE).is_file() else None  # runs already in the folder are reused
     ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in c.design.arms]
+    ran = [seeds | {s for a, s in c.borrowed.covered if a == arm} for seeds, arm in zip(ran, c.design.arms)]
     todo = len(set(c.design.seeds(first)) - set.intersection(*ran))
     if (cost := todo * c.per_seed) > minutes * 60:
         raise ComparisonError(f"--minutes {minutes:g}: the first look runs {todo} seeds at once (no verdict comes "
@@ -115,20 +122,21 @@ def _out(request: Request) -> Path:
 def _prepare(request: Request, out: Path) -> _Comparison:
     """The grid, the pairs (as the arms' logged figures allow), and the design, continued from the record where
     one exists and asks the same question."""
-    timing, notes = {}, []
+    timing, notes, made = {}, [], None
     if request.objective is not None:
         cls, class_path, plugins = find_objective(request.objective, request.plugins)
-        grid, pairs, timing = plugin_grid(request, cls, class_path, out)
+        made = plugin_grid(request, cls, class_path, out)
+        grid, pairs, timing = made.path, made.pairs, made.timing
     else:
         grid, plugins = (ROOT / request.grid).resolve(), list(request.plugins)
         arms = request.arms
         firsts = itertools.combinations(arms, 2) if request.all_pairs else ((arms[0], b) for b in arms[1:])
         pairs = [Pair(a, b, request.metric, request.fails_below) for a, b in firsts]
     keys = _built_keys(grid, list(dict.fromkeys([p.a for p in pairs] + [p.b for p in pairs])), out, request, plugins)
-    if request.objective is not None and not request.finetune:
-        pairs, notes = pair_figures(pairs, keys)
+    if made is not None and not request.finetune:
+        pairs, notes = judged_figures(made, keys)
         if not pairs:
-            raise ComparisonError("no language left to judge on minimal pairs: " + "; ".join(notes))
+            raise ComparisonError("no language left to judge on its declared figures: " + "; ".join(notes))
     _check_metrics(pairs, keys)
     if request.bounds is not None and (known := [p.metric for p in pairs if value_range(p.metric)]):
         raise ComparisonError(f"--bounds: {known[0]} has its own range {list(value_range(known[0]))}, which a design "
@@ -152,11 +160,21 @@ def _prepare(request: Request, out: Path) -> _Comparison:
                                   "settings it was made with to continue it")  # fmt: skip
         looks = {k: int(v) for k, v in recorded["looks"].items()}
         design = replace(design, extended_from=before.extended_from + ([before.cap] if design.cap > before.cap else []))
+    borrowed = Borrowed()
+    if made is not None and not request.finetune:  # the shipped arms pair with today's committed yardsticks
+        shipped = list(dict.fromkeys(p.b for p in pairs))
+        borrowed = borrow(load_grid(grid, root=ROOT), shipped, design.seeds(design.cap), out, request.fresh_yardsticks)
+        notes += borrowed.notes
     committed = [] if request.grid is None else [ROOT / "results" / Path(request.grid).stem]
-    per_seed = estimate(timing, pairs, request.workers, [out, *committed])
-    comparison = _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, per_seed)
+    first_seeds = design.seeds(design.first_look(pairs))
+
+    def pace(kept: list[Pair]) -> float | None:  # seconds a seed of the arms of `kept` that train here takes
+        arms = [a for p in kept for a in (p.a, p.b) if borrowed.trains(a, first_seeds)]
+        return estimate(timing, arms, request.workers, [out, *committed])
+
+    comparison = _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, pace(pairs), borrowed)
     if request.shrink and recorded is None:
-        comparison = _shrunk(comparison, lambda kept: estimate(timing, kept, request.workers, [out, *committed]))
+        comparison = _shrunk(comparison, pace)
     return comparison
 
 
@@ -208,7 +226,8 @@ def _check_metrics(pairs: list[Pair], keys: dict[str, set[str]]) -> None:
 def _say(c: _Comparison) -> None:
     """What is judged, the design and what it will cost, before the first seed."""
     unit = "points" if c.scale == 100 else "units"
-    lines = [f"judged on {measure_line(c.request.finetune)}"] if c.request.objective is not None else []
+    metrics = [p.metric for p in c.pairs]
+    lines = [f"judged on {measure_line(c.request.finetune, metrics)}"] if c.request.objective is not None else []
     lines += [*c.notes, *design_lines(c.design, unit)]
     lines += cost_lines(c.design, c.per_seed, c.request.workers, c.request.minutes)
     for line in lines:
@@ -235,7 +254,11 @@ def _loop(c: _Comparison, start: float) -> int:
             break
         look = min(looks.get(p.label, 0) for p in open_pairs)
         first = design.first_look(open_pairs)
-        batch = design.seeds(max(look + 1, min(first, design.cap)))[look:]  # seeds before the first bound, at once
+        arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
+        # the seeds before the first bound at once; after it, enough seeds to keep every worker busy when few
+        # arms train a seed (the others committed yardsticks): a look after two seeds is as valid as after one
+        width = max(1, request.workers // max(1, len(c.training(arms, design.seeds(look + 1)[look:]))))
+        batch = design.seeds(min(design.cap, max(look + width, first)))[look:]
         spent = time.perf_counter() - start
         if request.minutes is not None and look >= first and spent + seed_time * len(batch) > request.minutes * 60:
             # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
@@ -244,11 +267,12 @@ def _loop(c: _Comparison, start: float) -> int:
             design = replace(design, cap=look)
             clock = look
             continue
-        arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
-        print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(arms)} arm(s); {len(open_pairs)} of "
-              f"{len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
+        train = c.training(arms, batch)
+        print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(train)} arm(s) trained here"
+              f"{f' and {len(arms) - len(train)} committed' if len(train) < len(arms) else ''}; {len(open_pairs)} "
+              f"of {len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
         began = time.perf_counter()
-        status = Sweep(relative(c.grid), c.out, seeds=batch, only=arms, workers=request.workers, pages=False,
+        status = Sweep(relative(c.grid), c.out, seeds=batch, only=train, workers=request.workers, pages=False,
                        plugins=c.plugins, command=request.command, stop_on_crash=True, quiet=True,
                        prog="compare.py").run()  # fmt: skip
         seed_time = (time.perf_counter() - began) / len(batch)  # this machine's own pace, for the clock

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minibert.report.comparison import Pair
 from minibert.report.query import Data
 from minibert.report.table import FILE
 from minibert.sweep import ROOT
 
 
-def estimate(timing: dict, pairs: list[Pair], workers: int, tables: list[Path]) -> float | None:
-    """Seconds one seed of every arm takes with `workers` runs at a time: each arm's wall time in the first of
+def estimate(timing: dict, arms: list[str], workers: int, tables: list[Path]) -> float | None:
+    """Seconds one seed of `arms` takes with `workers` runs at a time: each arm's wall time in the first of
     `tables` (grid results folders: this comparison's, then the grid's committed one) that ran it, or for a
     plug-in's language its `timing` grid's arm of that name (the new arm priced as MLM, run at the same FLOP
     budget). None where some arm has no recorded time."""
@@ -23,7 +22,7 @@ def estimate(timing: dict, pairs: list[Pair], workers: int, tables: list[Path]) 
         return None if read[folder] is None else run_time(read[folder], arm)
 
     total = 0.0
-    for arm in sorted({p.a for p in pairs} | {p.b for p in pairs}):
+    for arm in sorted(set(arms)):
         seconds = next((t for t in (times(folder, arm) for folder in tables) if t is not None), None)
         stage = "finetune" if "/finetune/" in arm else "pretrain"
         language, _, name = arm.partition(f"/{stage}/")

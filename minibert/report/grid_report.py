@@ -261,7 +261,7 @@ def record(
         raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
     frame = table.from_runs(grid, [(r, r.summary()) for r in finished], root)
     if (out / table.FILE).is_file() and not replace:
-        before = table.read(out)[["experiment", "seed"]].drop_duplicates()
+        before = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()
         now = set(zip(frame["experiment"], frame["seed"]))
         if lost := sorted((e, int(s)) for e, s in zip(before["experiment"], before["seed"]) if (e, s) not in now):
             shown = ", ".join(f"{e} seed {s}" for e, s in lost[:4]) + (" ..." if len(lost) > 4 else "")

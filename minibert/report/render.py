@@ -1,7 +1,8 @@
 """Every page from the results tables, by one command:
 
     python -m minibert.report            # rebuild every grid's report and every page (seconds)
-    python -m minibert.report --check    # exit 1 naming each page that its table would change
+    python -m minibert.report --check    # exit 1 naming each page that its table would change, and each
+                                         # committed yardstick table today's training code did not make
 
 Exit statuses: 0 done (with --check: every page is current); 1 with --check only: a page would change (each is
 named); 2 an error, in one line, before anything is written: a --root that is not a minibert checkout, a damaged
@@ -444,12 +445,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         changed = build(args.root, check=args.check)
-    except ReportError as err:
+        stale = provenance.stale_yardsticks(args.root) if args.check else []
+    except (ReportError, TableError) as err:
         print(f"python -m minibert.report: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for page in changed:
         print(f"{'would change' if args.check else 'wrote'}: {page}")
-    return EXIT_CHANGED if args.check and changed else 0
+    for line in stale:
+        print(f"stale: {line}")
+    return EXIT_CHANGED if args.check and (changed or stale) else 0
 
 
 if __name__ == "__main__":

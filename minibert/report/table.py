@@ -49,6 +49,7 @@ from minibert.stats import accuracies
 FILE = "results.csv"
 CATEGORIES = "categories.csv"
 DOCUMENTS = "documents.csv"
+BORROWED = "yardsticks.csv"  # rows of committed runs made elsewhere that this folder pairs with (minibert.compare)
 FILES = (FILE, CATEGORIES, DOCUMENTS)  # what a table is on disk; the narrow ones only where rows go to them
 BY_DOCUMENT = "val/by_document/"  # the metrics stored in DOCUMENTS
 RUN_KEY = ["experiment", "seed", "run"]
@@ -162,26 +163,39 @@ class TableError(ValueError):
     """A results table that cannot be read as one; the message names the file, and the line and column."""
 
 
-def read(out: str | Path) -> pd.DataFrame:
+def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
     """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('').
+    With `borrowed`, the rows of `BORROWED` beside it join it, those of runs the folder did not make itself.
     TableError, in one line naming the file (and the line and column), for a table that is empty, lacks a
     column every reader needs, or holds a value that is not a number where one must be."""
     path = Path(out) / FILE
     # low_memory=False: each column's type is inferred from the whole file, not chunk by chunk (a large table
     # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
     types = {"category": str, "run": str, "code": str}
-    try:
-        table = pd.read_csv(path, dtype=types, low_memory=False)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise TableError(f"{path}: not a results table ({type(err).__name__}): {_restore(out)}") from None
-    _check(table, path, out)
-    table["category"] = table["category"].fillna("")  # before sorting: '' (all questions) sorts first
+    table = _read_wide(path, out, types)
     narrow = [_narrow(Path(out) / name, out) for name in (CATEGORIES, DOCUMENTS) if (Path(out) / name).is_file()]
     if narrow:
         runs = table.drop(columns=DOCUMENT_COLUMNS[len(RUN_KEY) :]).drop_duplicates(RUN_KEY)
         joined = [rows.merge(runs, on=RUN_KEY, how="inner")[table.columns] for rows in narrow]
         table = pd.concat([table, *joined], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
+    if borrowed and (Path(out) / BORROWED).is_file():
+        rows = _read_wide(Path(out) / BORROWED, out, types)
+        own = set(zip(table["experiment"], table["seed"]))
+        rows = rows[[k not in own for k in zip(rows["experiment"], rows["seed"])]]
+        table = pd.concat([table, rows[[c for c in rows.columns if c in table.columns]]], ignore_index=True)
+        table = table.sort_values(ORDER, kind="stable", ignore_index=True)
+    return table
+
+
+def _read_wide(path: Path, out: str | Path, types: dict) -> pd.DataFrame:
+    """One wide table file, checked (TableError in one line), its `category` '' where empty."""
+    try:
+        table = pd.read_csv(path, dtype=types, low_memory=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise TableError(f"{path}: not a results table ({type(err).__name__}): {_restore(out)}") from None
+    _check(table, path, out)
+    table["category"] = table["category"].fillna("")  # before sorting: '' (all questions) sorts first
     return table
 
 
