@@ -529,10 +529,14 @@ def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and
 
 @pytest.mark.slow
 @pytest.mark.every_core
-def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_mlm(tmp_path, scripts):
-    """The default measure end to end on Dyck at a small budget: only pre-training runs, every arm graded on the
-    same pairs per seed, and an objective that is MLM under another name ties MLM seed by seed, so its verdict
-    can only be equivalence (or undecided), never a sign."""
+def test_mlm_under_another_name_paired_with_committed_mlm_runs_ties_them_seed_by_seed(tmp_path, scripts, monkeypatch):
+    """End to end on Dyck at a small budget, with yardsticks committed first (scripts/yardsticks.py's path): the
+    comparison trains the plug-in alone, pairs its seed s with the committed MLM run of seed s, and an objective
+    that is MLM under another name ties it on every figure of every seed (the same data stream, initial weights,
+    validation draw and pairs), so its verdict can only be a tie, never a sign."""
+    from minibert.compare import committed
+    from minibert.sweep import Sweep
+
     (tmp_path / "alias.py").write_text(
         "from minibert.objectives import MaskedLM\n\n\nclass Alias(MaskedLM):\n    pass\n"
     )
@@ -545,19 +549,40 @@ def test_on_minimal_pairs_mlm_under_another_name_is_never_better_or_worse_than_m
         "pretrain": dyck, "finetune": ["configs/finetune.yaml"], "flops": 3.0e10, "metric": "val/acc",
         "fails_below": 0.515, "timing": {"grid": "dyck", "pretrain": "dyck/pretrain/{arm}",
                                          "finetune": "dyck/finetune/{arm}-full"},
-        "arms": {"mlm": []}}}}))  # fmt: skip
+        "judged": ["val/gap/acc", "val/pairs/acc"], "arms": {"mlm": []}}}}))  # fmt: skip
+    monkeypatch.setattr(committed, "committed_folder", lambda language: tmp_path / "yardsticks" / language)
+    seeds = list(range(first_bound()))  # one pair: the fewest seeds a verdict could come at
+    grid = committed.yardstick_grid(str(spec), "dyck")
+    assert Sweep(str(grid), tmp_path / "yardsticks" / "dyck", seeds=seeds, workers=2, pages=False).run() == 0
     out = tmp_path / "out"
-    argv = [str(tmp_path / "alias.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds",
-            str(first_bound())]  # one pair: the fewest seeds a verdict could come at  # fmt: skip
+    argv = [str(tmp_path / "alias.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds", str(len(seeds))]
     assert scripts("compare").main(argv) == 0
+    assert {p.parent.name for p in out.glob("runs/dyck/pretrain/*/seed*")} == {"Alias"}  # only the plug-in trained
     t = table.read(out)
     assert set(t.stage) == {"pretrain"}  # nothing fine-tuned
-    pairs = t[t.metric == "val/pairs/acc"].pivot_table(index="seed", columns="experiment", values="value")
-    both = pairs[["dyck/pretrain/Alias", "dyck/pretrain/mlm"]].dropna()  # the seeds that pair ran
-    assert len(both) >= 3 and (both["dyck/pretrain/Alias"] == both["dyck/pretrain/mlm"]).all()
+    for metric in ("val/gap/acc", "val/pairs/acc", "val/pairs/probe/acc"):
+        both = t[t.metric == metric].pivot_table(index="seed", columns="experiment", values="value")
+        assert list(both.index) == seeds and (both["dyck/pretrain/Alias"] == both["dyck/pretrain/mlm"]).all(), metric
     result = json.loads((out / "comparisons" / "verdicts.json").read_text())
-    alias = next(p for p in result["pairs"] if p["b"] == "dyck/pretrain/mlm")
-    assert "better" not in alias["verdict"] and alias["mean"] == 0
+    (alias,) = result["pairs"]
+    assert alias["metric"] == "val/gap/acc" and "better" not in alias["verdict"] and alias["mean"] == 0
+
+
+@pytest.mark.slow
+def test_a_committed_yardstick_seed_trained_again_gives_its_figures_back(tmp_path):
+    """The committed table is what today's code makes: MLM's seed 0, trained again from its grid, gives back its
+    committed figures (within the half point the reproduction check allows an accuracy)."""
+    from minibert.compare import committed
+    from minibert.sweep import Sweep
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text((committed.committed_folder("dyck") / "grid.yaml").read_text())
+    assert Sweep(str(grid), tmp_path / "out", seeds=[0], only=["dyck/pretrain/mlm"], workers=1, pages=False).run() == 0
+    again, kept = table.read(tmp_path / "out"), table.read(committed.committed_folder("dyck"))
+    for metric in ("val/acc", "val/gap/acc", "val/pairs/acc", "val/pairs/probe/acc"):
+        new, old = (float(x[(x.experiment == "dyck/pretrain/mlm") & (x.seed == 0) & (x.metric == metric)
+                               & (x.category == "")].value.iloc[0]) for x in (again, kept))  # fmt: skip
+        assert abs(new - old) <= 0.005, (metric, new, old)
 
 
 MUTE = """

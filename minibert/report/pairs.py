@@ -16,13 +16,17 @@ The page model answers, in typed rows, what the template lays out:
 
 from __future__ import annotations
 
+import importlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
+import yaml
 from scipy import stats as scipy_stats
 
 from minibert.pairs.keys import FLOORS, PROBE, ZERO_SHOT, floor_metric
+from minibert.report import stats
 from minibert.report.query import Data, QueryError, Stat
 from minibert.report.validity import Study
 from minibert.stats import agreement
@@ -45,6 +49,22 @@ class Arm:
     def sd(self) -> float:
         """The zero-shot figure's SD over seeds, in points (NaN with one seed or no zero-shot figure)."""
         return math.nan if self.zero_shot is None or self.zero_shot.seeds < 2 else 100 * self.zero_shot.sd
+
+
+@dataclass(frozen=True)
+class Rejudged:
+    """One arm's zero-shot figure as its runs logged it, and averaged over the cells a language's declared floors
+    now leave judged (each seed's own pairs, each cell weighted by its pairs)."""
+
+    name: str
+    logged: Stat
+    now: Stat
+    versus: tuple[float, float] = (math.nan, math.nan)  # minus the control arm's, in points: logged, now
+
+    @property
+    def sds(self) -> tuple[float, float]:
+        """The two figures' SD over seeds, in points: logged, now."""
+        return 100 * self.logged.sd, 100 * self.now.sd
 
 
 @dataclass(frozen=True)
@@ -104,8 +124,9 @@ class PairsPage:
 
     REPRODUCES = 0.8  # split-half Spearman at which a phenomenon's ranking of arms is said to reproduce
 
-    def __init__(self, data: Data, validity: Study | None = None):
+    def __init__(self, data: Data, validity: Study | None = None, declared: tuple[int, tuple[str, ...]] = (3, ())):
         self.data, self.validity = data, validity
+        self.floor_order, self.declared = declared  # Dyck's floors' order and the cells judged under it
         names = [e.split("/") for e in data.experiments() if e.startswith(PREFIX + "/")]
         if not names:
             raise QueryError(f"{data.out}: no experiment named {PREFIX}/<language>/pretrain/<arm>")
@@ -144,6 +165,27 @@ class PairsPage:
     def best_floor(self, language: str) -> Stat:
         """The strongest floor on the judged pairs: what a model must beat to have learned more than counts."""
         return max(self.floors(language).values(), key=lambda s: s.mean)
+
+    def rejudged(self, language: str, cells: tuple[str, ...]) -> list[Rejudged]:
+        """Every arm that scores a sentence and logs `cells`, best now first: its logged zero-shot figure and the
+        same pairs averaged over `cells` alone (the judged cells of today's declared floors, `declared_cells`)."""
+        out = []
+        for arm in (a for a in self._arms[language] if a in {r.name for r in self.arms(language) if r.zero_shot}):
+            found = [s for c in cells if (s := self.cell(language, arm, c)) is not None]
+            if len(found) < len(cells):  # a table without the runs' cells (one made by hand) has nothing to say
+                continue
+            seeds = sorted(set.intersection(*(set(s.values) for s in found)))
+            weights = [s.n or 1.0 for s in found]  # pairs a cell (mean over seeds: every seed draws as many)
+            values = {seed: sum(w * s.values[seed] for w, s in zip(weights, found)) / sum(weights) for seed in seeds}
+            logged = self.data.stat(ZERO_SHOT, experiment=self.experiment(language, arm))
+            now = Stat(logged.experiment, ZERO_SHOT, "+".join(cells), values, sum(weights), False,
+                       stats.summary(values, None, True))  # fmt: skip
+            out.append(Rejudged(arm, logged, now))
+        control = next((r for r in out if r.name == self.control), None)
+        if control is not None:
+            out = [replace(r, versus=(100 * (r.logged.mean - control.logged.mean), 100 * (r.now.mean - control.now.mean)))
+                   for r in out]  # fmt: skip
+        return sorted(out, key=lambda r: -r.now.mean)
 
     def categories(self, language: str) -> list[str]:
         """The categories the control arm's pairs are split by, as logged."""
@@ -229,3 +271,16 @@ def _split_half(stats: dict[str, Stat]) -> float:
     if len(stats) < 3 or min(len(s.values) for s in stats.values()) < 2:
         return math.nan
     return float(scipy_stats.spearmanr(*halves).statistic)
+
+
+def declared_cells(root: Path, language_config: str = "configs/languages/dyck.yaml") -> tuple[int, tuple[str, ...]]:
+    """(the floors' order the language's config declares, the cells judged under it): the language built from
+    the config's `language` init args, its judged cells found as every run finds them (minibert.pairs.grade)."""
+    from minibert.pairs.grade import PairSettings, judged_design
+
+    spec = yaml.safe_load((root / language_config).read_text())
+    named = spec["model"]["init_args"]["objective"]["init_args"]["language"]
+    module, _, name = named["class_path"].rpartition(".")
+    language = getattr(importlib.import_module(module), name)(**named.get("init_args", {}))
+    order = spec.get("pair_eval", {}).get("floor_order", PairSettings.floor_order)
+    return order, judged_design(language, PairSettings(floor_order=order))

@@ -239,7 +239,7 @@ class Renderer:
     def pairs(self, name: str, validity_grid: str | None = None) -> pairs.PairsPage:
         """The minimal-pairs page model of grid `name`, its predictions read against `validity_grid`'s study."""
         study = self.study(validity_grid) if validity_grid and self.has_grid(validity_grid) else None
-        return pairs.PairsPage(self.grid(name), study)
+        return pairs.PairsPage(self.grid(name), study, pairs.declared_cells(self.root))
 
     def comparison(self, name: str, record: str) -> comparison.Recorded:
         """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""
