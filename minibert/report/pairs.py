@@ -117,6 +117,7 @@ class Prediction:
 
     decision: agreement.Coefficient  # share of arm pairs ordered alike
     spearman: agreement.Coefficient
+    ceiling: agreement.Ceiling  # what a predictor that knew text's true ranking would score against it as measured
 
 
 class PairsPage:
@@ -237,11 +238,15 @@ class PairsPage:
             return []
         study = self.validity
         pairs = agreement.Measured({a.name: a.zero_shot.values for a in self.arms(toy) if a.zero_shot is not None})
+        deeper = agreement.Measured({r.name: r.now.values for r in self.rejudged(toy, self.declared)})
+        deep = f"minimal pairs, through the {self.floor_order}-gram"
+        figures = [("minimal pairs", None, pairs), (deep, None, deeper), ("cloze", "cloze", None),
+                   ("fine-tuning", "finetune", None)]  # fmt: skip
         out = []
         for target in (t for t in TARGETS if t in study.settings):
             y_arms = study.arms_of("cloze", target)
-            for label, measure in (("minimal pairs", None), ("cloze", "cloze"), ("fine-tuning", "finetune")):
-                x = pairs if measure is None else study.measured(toy, measure, study.arms_of(measure, toy))
+            for label, measure, measured in figures:
+                x = measured if measure is None else study.measured(toy, measure, study.arms_of(measure, toy))
                 arms = [a for a in x.arms if a in y_arms]
                 if len(arms) < 3:
                     continue
@@ -249,7 +254,8 @@ class PairsPage:
                 out.append((label, target, arms, x, y))
         # the page's verdicts on these coefficients hold together (Bonferroni over them all)
         return [Prediction(label, target, arms, agreement.decision_accuracy(x, y, arms, family=len(out)),
-                           agreement.correlation(x, y, arms, family=len(out)).spearman)
+                           agreement.correlation(x, y, arms, family=len(out)).spearman,
+                           study.ceiling(target, "cloze", arms))
                 for label, target, arms, x, y in out if only in (None, label)]  # fmt: skip
 
 

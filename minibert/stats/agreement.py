@@ -287,6 +287,8 @@ class Ceiling:
     kendall: float
     kendall_range: tuple[float, float]
     arms: int
+    decision: float = math.nan  # the share of pairs of arms ordered as the truth orders them
+    decision_range: tuple[float, float] = (math.nan, math.nan)
 
 
 def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 2000, seed: int = 0) -> Ceiling:
@@ -305,10 +307,13 @@ def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 20
     draws = _replicates(m, sd, replicates, rng)  # (B, A)
     truth = np.broadcast_to(_truth(m, sd), draws.shape)
     rho, tau = _coefficients(truth, draws)
+    alike = _alike(truth, draws)
     if np.ptp(truth[0]) == 0:  # the arms' means spread no more than their noise: nothing to rank, any predictor's
-        rho, tau = np.zeros(1), np.zeros(1)  # expected coefficient is 0
-    (rlo, rmid, rhi), (tlo, tmid, thi) = (np.nanquantile(c, [0.025, 0.5, 0.975]) for c in (rho, tau))
-    return Ceiling(float(rmid), (float(rlo), float(rhi)), float(tmid), (float(tlo), float(thi)), len(arms))
+        rho, tau, alike = np.zeros(1), np.zeros(1), np.full(1, 0.5)  # expected coefficient is 0, a coin's 1/2
+    (rlo, rmid, rhi), (tlo, tmid, thi), (dlo, dmid, dhi) = (np.nanquantile(c, [0.025, 0.5, 0.975])
+                                                           for c in (rho, tau, alike))  # fmt: skip
+    return Ceiling(float(rmid), (float(rlo), float(rhi)), float(tmid), (float(tlo), float(thi)), len(arms),
+                   float(dmid), (float(dlo), float(dhi)))  # fmt: skip
 
 
 def leave_one_out(x: Measured, y: Measured, arms: Sequence[str]) -> dict[str, tuple[float, float]]:
