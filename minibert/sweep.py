@@ -86,7 +86,7 @@ class Sweep:
         use_plugins(self.plugins)
         if self.executor == "slurm" and not self.report_only and shutil.which("sbatch") is None:
             return _error("--executor slurm needs SLURM, and this machine has none (no sbatch on PATH): run on the "
-                          "cluster's login node, or use --executor local", EXIT_ENVIRONMENT)  # fmt: skip
+                          "cluster's login node, or use --executor local", EXIT_ENVIRONMENT, self.prog)  # fmt: skip
         out = Path(self.out).resolve()
         made = not out.exists()  # a folder this sweep creates: removed again if it is refused before any run
         try:
@@ -99,15 +99,15 @@ class Sweep:
         except (GridError, ReportError, render.ReportError, TableError, questions.FamilyError) as err:
             if made and not any(out.glob("runs/**/summary.json")):  # nothing of value in it: no leftovers
                 shutil.rmtree(out, ignore_errors=True)
-            return _error(str(err), EXIT_BAD_INPUT)
+            return _error(str(err), EXIT_BAD_INPUT, self.prog)
         except Busy as err:
-            return _error(str(err), EXIT_ENVIRONMENT)
+            return _error(str(err), EXIT_ENVIRONMENT, self.prog)
         except ImportError as err:  # submitit missing
-            return _error(f"--executor {self.executor} needs submitit ({err}); pip install submitit", EXIT_ENVIRONMENT)
+            return _error(f"--executor {self.executor} needs submitit ({err}); pip install submitit", EXIT_ENVIRONMENT, self.prog)
         except OSError as err:
             where = f" {err.filename!r}" if err.filename else ""
             return _error(f"cannot read or write{where}: {err.strerror or err}. Check the folder's permissions and "
-                          "free space, or give another --out", EXIT_ENVIRONMENT)  # fmt: skip
+                          "free space, or give another --out", EXIT_ENVIRONMENT, self.prog)  # fmt: skip
 
     def _seeds(self, out: Path, grid: Grid) -> list[int]:
         if self.seeds:
@@ -165,7 +165,7 @@ class Sweep:
             where = f" {first.filename!r}" if first.filename else ""
             return _error(f"{len(machine)} runs could not write{where}: {first.strerror or first}. Free space or fix "
                           "the folder's permissions, or give another --out; finished runs are kept, so the same "
-                          "command continues", EXIT_ENVIRONMENT)  # fmt: skip
+                          "command continues", EXIT_ENVIRONMENT, self.prog)  # fmt: skip
         missing = len(done) < len(runs) and not self.report_only  # report_only asks nothing to run
         if found is not None:  # the last line: whether the committed figures reproduced
             print(found.line() + ("" if found.reproduced or self.publish else "; the table and pages now hold this "
@@ -339,8 +339,8 @@ def _interrupt(signum, frame) -> None:
     raise Interrupted(signum)
 
 
-def _error(message: str, code: int) -> int:
-    print(f"ablate.py: error: {message}", file=sys.stderr)
+def _error(message: str, code: int, prog: str = "ablate.py") -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
     return code
 
 
