@@ -500,6 +500,17 @@ class Recorded:
         return [j for j in self.judged if j.decided]
 
     @property
+    def decided_at_first_look(self) -> int:
+        """The pairs decided at the seeds before which no verdict is possible (the first look)."""
+        first = self.design.first_look(self.design.pairs)
+        return sum(j.decided and j.verdict.look <= first for j in self.judged)
+
+    @property
+    def last_decision(self) -> int:
+        """The seeds after which the last decided pair was decided (0 where none was)."""
+        return max((j.verdict.look for j in self.judged if j.decided), default=0)
+
+    @property
     def with_failures(self) -> list[Judged]:
         """The pairs where either arm had a seed that did not learn."""
         return [j for j in self.judged if j.failures and j.failures.any]
