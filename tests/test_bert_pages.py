@@ -28,7 +28,7 @@ def render(tmp_path: Path, page: str, **tables: pd.DataFrame) -> str:
     """`page` rendered in a copy of the repository whose grids hold `tables` (the rest: the committed tables)."""
     for out in [*GRIDS.values(), "results"]:
         (tmp_path / out).mkdir(parents=True, exist_ok=True)
-        for name in (*table.FILES, "run.json"):
+        for name in (*table.READ, "run.json", "grid.yaml"):
             if (ROOT / out / name).is_file():
                 shutil.copy(ROOT / out / name, tmp_path / out / name)
     for grid, frame in tables.items():

@@ -29,7 +29,7 @@ def checkout(tmp_path) -> Path:
     (tmp_path / "configs/pages/results").mkdir(parents=True)
     (tmp_path / "configs/pages/results/page.md.j2").write_text(PAGE)
     (tmp_path / "results").mkdir()
-    for name in (*table.FILES, "run.json"):
+    for name in (*table.READ, "run.json", "grid.yaml"):
         if (ROOT / "results" / name).is_file():
             shutil.copy(ROOT / "results" / name, tmp_path / "results" / name)
     return tmp_path
@@ -53,7 +53,7 @@ def test_publish_leaves_the_engine_nothing_to_change(checkout):
 
 def test_a_table_outside_the_results_tree_gets_its_own_report_only(checkout, tmp_path_factory):
     out = tmp_path_factory.mktemp("elsewhere")
-    for name in (*table.FILES, "run.json"):
+    for name in (*table.READ, "run.json", "grid.yaml"):
         if (checkout / "results" / name).is_file():
             shutil.copy(checkout / "results" / name, out / name)
     grid = load_grid(checkout / "configs/ablations/default.yaml", checkout)

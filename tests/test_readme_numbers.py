@@ -35,7 +35,7 @@ def test_the_dyck_sentence_names_the_arm_with_the_smaller_gap(tmp_path, swapped)
     for made in ROOT.glob("results/**/run.json"):
         into = tmp_path / made.parent.relative_to(ROOT)
         into.mkdir(parents=True, exist_ok=True)
-        for name in ("run.json", *table.FILES):
+        for name in ("run.json", "grid.yaml", "objective.yaml", *table.READ):
             if (made.parent / name).is_file():
                 shutil.copy(made.parent / name, into / name)
         if (made.parent / "comparisons").is_dir():  # the comparisons the README quotes

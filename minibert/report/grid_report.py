@@ -316,11 +316,13 @@ def collect(grid: Grid, data: Data, out: Path) -> None:
 
 
 def title(out: Path, grid: Grid) -> str:
-    """'dyck grid' for a grid file of the configs; a comparison's own grid (`<out>/grid.yaml`, which compare.py
-    writes) is named by its folder: 'comparison compare/MaskRate30-pairs-dyck'."""
+    """'dyck grid' for a grid file of the configs; a grid written into its own folder (`<out>/grid.yaml`) is named
+    by its folder: 'comparison compare/MaskRate30-pairs-dyck' for one compare.py wrote, 'yardsticks/dyck grid'
+    for one scripts/yardsticks.py wrote."""
     path = Path(grid.path)
     if path.name == "grid.yaml" and path.resolve().parent == out.resolve():
-        return f"comparison {out.parent.name}/{out.name}"
+        where = f"{out.parent.name}/{out.name}"
+        return f"comparison {where}" if out.parent.name == "compare" else f"{where} grid"
     return f"{path.stem} grid"
 
 

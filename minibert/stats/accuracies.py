@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 _KEY = re.compile(
-    r"^val/(?P<prefix>(?:[A-Za-z0-9_]+/)*?)(?:(?P<role>ceiling|gap|bayes)/)?(?P<stat>acc|n)(?:_(?P<cat>.+))?$"
+    r"^val/(?P<prefix>(?:[A-Za-z0-9_-]+/)*?)(?:(?P<role>ceiling|gap|bayes)/)?(?P<stat>acc|n)(?:_(?P<cat>.+))?$"
 )
 
 
