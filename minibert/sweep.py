@@ -103,8 +103,9 @@ class Sweep:
         except Busy as err:
             return _error(str(err), EXIT_ENVIRONMENT, self.prog)
         except ImportError as err:  # submitit missing
-            return _error(f"--executor {self.executor} needs submitit ({err}); pip install submitit", EXIT_ENVIRONMENT,
-                          self.prog)
+            return _error(
+                f"--executor {self.executor} needs submitit ({err}); pip install submitit", EXIT_ENVIRONMENT, self.prog
+            )
         except OSError as err:
             where = f" {err.filename!r}" if err.filename else ""
             return _error(f"cannot read or write{where}: {err.strerror or err}. Check the folder's permissions and "

@@ -21,7 +21,7 @@ from minibert.ablation.grid import load_grid
 from minibert.ablation.runner import plan
 from minibert.metrics_history import metric_history
 from minibert.training.code_version import source_hash
-from tests.test_ablate import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, tiny_grid
+from tests.ablating import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, tiny_grid
 
 PRETRAIN = ["--only", "pretrain/*", "--seeds", "2"]
 

@@ -11,7 +11,7 @@ import torch
 
 from minibert.pairs.blimp import BlimpError, grade, read_blimp
 from minibert.training.checkpoints import last_checkpoint
-from tests.test_text import write_corpus
+from tests.corpora import write_corpus
 
 
 def _blimp(folder, rows: dict[str, list[dict]]):

@@ -750,8 +750,8 @@ def test_shrink_leaves_out_the_last_listed_pairs_until_the_first_look_fits_the_m
     from the recorded pace alone, until its first look (fewer pairs: fewer seeds, and fewer arms a seed) fits."""
     from dataclasses import replace
 
-    from minibert.compare.request import Request
     from minibert.compare.committed import Borrowed
+    from minibert.compare.request import Request
     from minibert.compare.session import _Comparison, _shrunk
 
     pairs = [Pair("x/new", f"x/{b}", "val/acc", None, "x") for b in ("mlm", "span", "electra", "next_token")]

@@ -29,7 +29,7 @@ from minibert.objectives import (
 from minibert.training.cli import AlreadyFinished
 from minibert.training.finetune import FinetuneModule
 from minibert.training.module import EncoderModule
-from tests.test_ablate import ablate
+from tests.ablating import ablate
 
 ROOT = Path(__file__).resolve().parents[1]
 B = 8  # batch size of every counted step

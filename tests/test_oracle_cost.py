@@ -10,7 +10,7 @@ import pytest
 
 from minibert.languages import Dyck
 from minibert.oracle import announce
-from tests.test_ablate import ROOT
+from tests.ablating import ROOT
 
 MEASURE = """
 import sys, threading, time

@@ -16,8 +16,8 @@ import pytest
 from minibert.report import table
 from minibert.report.render import Renderer
 from tests.pages import copy_templates
-from tests.test_validity import ARMS, QUALITY
-from tests.test_validity import rows as validity_rows
+from tests.validity_tables import ARMS, QUALITY
+from tests.validity_tables import rows as validity_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_ARMS = ["mlm", "span", "electra", "next_token"]

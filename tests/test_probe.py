@@ -10,7 +10,7 @@ from minibert.model import Encoder, EncoderConfig
 from minibert.objectives import Grammaticality, Probe
 from minibert.training.checkpoints import last_checkpoint
 from minibert.training.finetune import FinetuneModule
-from tests.test_finetune import checksum, train
+from tests.finetuning import checksum, train
 
 
 @pytest.fixture(scope="module")

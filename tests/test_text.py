@@ -30,24 +30,14 @@ from minibert.text import prepared, wordpiece
 from minibert.text.corpus import Corpus, Document, _paragraphs, stdlib_documents, user_corpus
 from minibert.text.ngrams import NGramCounts
 from minibert.training.cli import main
+from tests.corpora import write_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = "alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma upsilon omega".split()
 
 
 @pytest.fixture(scope="module")
 def text() -> Text:
     return Text()
-
-
-def write_corpus(folder: Path, n_files: int = 12, seed: int = 0, lines: int = 40) -> Path:
-    """A small corpus of .txt files of made-up sentences (its words repeat, so WordPiece splits the rare ones)."""
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n_files):
-        sentences = [" ".join(rng.choice(WORDS, size=rng.integers(4, 12))) + "." for _ in range(lines)]
-        (folder / f"doc{i:02d}.txt").write_text(f"Document {i} on tokenizers.\n\n" + " ".join(sentences))
-    return folder
 
 
 # --- the corpus -------------------------------------------------------------------------------------------------

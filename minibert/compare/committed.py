@@ -24,7 +24,6 @@ from minibert.report.provenance import REFRESH, YARDSTICKS
 from minibert.sweep import ROOT
 
 
-
 def committed_folder(language: str) -> Path:
     """The committed table of `language`'s yardsticks (it may not exist)."""
     return ROOT / YARDSTICKS / language

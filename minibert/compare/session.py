@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from minibert.ablation.grid import GridError, load_grid
+from minibert.compare.committed import Borrowed, borrow
 from minibert.compare.errors import ComparisonError, record_path
 from minibert.compare.objective import find_objective
 from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
 from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
 from minibert.compare.timing import estimate
-from minibert.compare.committed import Borrowed, borrow
 from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
 from minibert.places import shown
 from minibert.report import render

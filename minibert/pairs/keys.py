@@ -23,5 +23,5 @@ def check_order(order: int, vocab: int) -> None:
     if not (isinstance(order, int) and 1 <= order <= MAX_ORDER):
         raise ValueError(f"floor_order={order!r}: must be an integer from 1 to {MAX_ORDER}")
     if vocab**order >= 2**63:
-        raise ValueError(f"floor_order={order}: {order}-grams of {vocab} ids do not fit a 64-bit key; at most "
-                         f"{max(n for n in range(1, MAX_ORDER + 1) if vocab**n < 2**63)} for this language")
+        most = max(n for n in range(1, MAX_ORDER + 1) if vocab**n < 2**63)
+        raise ValueError(f"floor_order={order}: {order}-grams of {vocab} ids do not fit a 64-bit key; at most {most}")

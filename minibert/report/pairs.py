@@ -184,8 +184,8 @@ class PairsPage:
             out.append(Rejudged(arm, logged, now))
         control = next((r for r in out if r.name == self.control), None)
         if control is not None:
-            out = [replace(r, versus=(100 * (r.logged.mean - control.logged.mean), 100 * (r.now.mean - control.now.mean)))
-                   for r in out]  # fmt: skip
+            was, now = control.logged.mean, control.now.mean
+            out = [replace(r, versus=(100 * (r.logged.mean - was), 100 * (r.now.mean - now))) for r in out]
         return sorted(out, key=lambda r: -r.now.mean)
 
     def categories(self, language: str) -> list[str]:

@@ -150,14 +150,15 @@ class Study:
         logged = []
         for arm in (a for a in self.arms if a not in NOT_CLOZE):
             e = self.experiment(setting, "pretrain", arm)
-            found = {m for m, c in self.data.figures(e) if c == "" and m.startswith("val/reference/") and m.endswith("/acc")}
+            found = {m for m, c in self.data.figures(e)
+                     if c == "" and m.startswith("val/reference/") and m.endswith("/acc")}  # fmt: skip
             if found:
                 logged.append(found)
         shared = set.intersection(*logged) if logged else set()
         if not shared:
             return None
         control = self.experiment(setting, "pretrain", self.control)
-        return max(sorted(shared), key=lambda m: (s.mean if (s := self.data.find(m, experiment=control)) else -1.0))
+        return max(sorted(shared), key=lambda m: s.mean if (s := self.data.find(m, experiment=control)) else -1.0)
 
     @property
     def predictors(self) -> list[str]:
