@@ -393,10 +393,8 @@ def test_a_cell_that_cannot_be_built_stops_the_grid_before_anything_trains(tmp_p
         data = yaml.safe_load(grid.read_text())
         data["claims"].append(claim)
         grid.write_text(yaml.safe_dump(data))
-    start = time.perf_counter()
     result = ablate("--grid", str(grid), "--out", str(tmp_path / "out"), "--seeds", "2")
     assert result.returncode == 2, result.stderr[-2000:]
-    assert time.perf_counter() - start < 60  # seconds, not a grid's worth of training
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("ablate.py: error: ") and all(f in line for f in fragments), line
     assert not list((tmp_path / "out").glob("runs/*/*/run.log"))  # nothing was launched

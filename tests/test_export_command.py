@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -22,11 +21,10 @@ import pytest
 def test_bad_arguments_are_answered_in_one_line_before_any_heavy_import(tmp_path, args, fragment):
     code = ("import atexit, sys; atexit.register(lambda: print('torch imported:', 'torch' in sys.modules)); "
             "import minibert.export.__main__ as m; m.main()")  # fmt: skip
-    start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *(a.format(tmp=tmp_path) for a in args)],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
-    seconds = time.perf_counter() - start
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and fragment in err[-1] and "Traceback" not in done.stderr
-    assert done.stdout.strip() == "torch imported: False" and seconds < 1.0  # 0.1 s here; torch alone takes 1-2 s
+    # the cause of a fast answer; its time is benchmarks/usage_errors.py's (bounded in benchmarks/test_timings.py)
+    assert done.stdout.strip() == "torch imported: False"
     assert not (tmp_path / "out").exists()
