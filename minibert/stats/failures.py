@@ -29,9 +29,8 @@ def clopper_pearson(k: int, n: int, alpha: float = ALPHA) -> tuple[float, float]
     >>> [round(x, 3) for x in clopper_pearson(0, 10)], [round(x, 3) for x in clopper_pearson(1, 10)]
     ([0.0, 0.308], [0.003, 0.445])
     """
-    lo = float(stats.beta.ppf(alpha / 2, k, n - k + 1)) if k > 0 else 0.0
-    hi = float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k)) if k < n else 1.0
-    return lo, hi
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=1 - alpha, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 @dataclass(frozen=True)
