@@ -23,8 +23,10 @@ def guide_blocks() -> list[str]:
 def test_the_guide_has_an_objective_and_a_language_block():
     blocks = guide_blocks()
     assert len(blocks) == 2
-    assert "model.init_args.objective=last_closer.LastCloser" in blocks[0]
-    assert "objective.init_args.language=copy_language.Copy" in blocks[1]
+    assert (
+        "model.init_args.objective=last_closer.LastCloser" in blocks[0] and "check_objective(LastCloser)" in blocks[0]
+    )
+    assert "objective.init_args.language=copy_language.Copy" in blocks[1] and "check_language(Copy)" in blocks[1]
 
 
 @pytest.mark.slow  # each trains the 200 steps the README gives it
@@ -38,6 +40,7 @@ def test_each_guide_block_runs_as_written(tmp_path, index, folder):
     (summary,) = (tmp_path / folder).glob("lightning_logs/version_0/summary.json")
     metrics = json.loads(summary.read_text())
     assert metrics["step"] == 200
+    assert "keeps every rule of minibert.testing.check_" in done.stdout  # checked before it trains
     lines = done.stderr.strip().splitlines()
     assert lines[-3].startswith(f"run: {folder}/lightning_logs/version_0")
     assert lines[-2].startswith(f"final: val/acc {metrics['val/acc']:.4f}")

@@ -4,8 +4,8 @@ git commit with a dirty flag.
 The hashes decide whether a finished ablation run can be reused: they work in a clean clone, in a copy
 without git, and change with any uncommitted edit. The git fields are recorded for people. What only reads
 results or orders runs is left out of the package hash (`NOT_HASHED`: the report engine, the statistics, the
-sequential comparisons, the sweep that drives a grid's runner, the export to `transformers`), so editing it
-reruns nothing; no training code imports them (tests/test_ablate_faults.py).
+sequential comparisons, the sweep that drives a grid's runner, the export to `transformers`, the checks a plug-in
+author runs), so editing it reruns nothing; no training code imports them (tests/test_ablate_faults.py).
 
 A plug-in is a module outside the package named by class path in the run's config (an objective, a
 language, a masking recipe, a callback, ...). Its hash covers the sources of the folder it is imported from
@@ -32,7 +32,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
 # they read results or order runs, never make them: folders (ending in '/') and files, relative to the package
-NOT_HASHED = ("report/", "stats/", "compare/", "export/", "sweep.py")
+NOT_HASHED = ("report/", "stats/", "compare/", "export/", "sweep.py", "testing.py")
 
 
 @functools.cache
