@@ -23,10 +23,9 @@ def guide_blocks() -> list[str]:
 def test_the_guide_has_an_objective_and_a_language_block():
     blocks = guide_blocks()
     assert len(blocks) == 2
-    assert (
-        "model.init_args.objective=last_closer.LastCloser" in blocks[0] and "check_objective(LastCloser)" in blocks[0]
-    )
-    assert "objective.init_args.language=copy_language.Copy" in blocks[1] and "check_language(Copy)" in blocks[1]
+    assert "model.init_args.objective=last_closer.LastCloser" in blocks[0]
+    assert "objective.init_args.language=copy_language.Copy" in blocks[1]
+    assert "check_objective(LastCloser)" in blocks[0] and "check_language(Copy)" in blocks[1]  # checked first
 
 
 @pytest.mark.slow  # each trains the 200 steps the README gives it
