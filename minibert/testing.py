@@ -194,10 +194,10 @@ def check_objective(cls: type[Objective], language: Language | None = None, **in
             f"the {split} batch holds {type(batch).__name__}",
         )
         _rule(
-            all(len(v) == ROWS for v in batch.values()),
+            all(v.dim() > 0 and len(v) == ROWS for v in batch.values()),
             who,
             "every tensor of a batch has one row per example",
-            f"the {split} batch's sizes are {sorted({len(v) for v in batch.values()})}, not {ROWS}",
+            f"the {split} batch's sizes are {sorted({len(v) if v.dim() else 0 for v in batch.values()})}, not {ROWS}",
         )
         again = objective.make_batch(np.random.default_rng(0), ROWS, split)
         _rule(
@@ -212,6 +212,12 @@ def check_objective(cls: type[Objective], language: Language | None = None, **in
     encoder.train()
     scored = objective(encoder, batches["train"])
     _check_scored(scored, objective, who, "train")
+    _rule(
+        scored.loss.requires_grad,
+        who,
+        "the loss reaches the weights (it is computed from them, with gradients on)",
+        "it requires no gradient (detached, or computed under torch.no_grad)",
+    )
     scored.loss.backward()
     grads = [p.grad for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
     _rule(
@@ -345,7 +351,13 @@ def _check_scoring(objective: Objective, encoder, lang: Language, who: str) -> N
             f"{who}: an objective with scoring = None scores no sentence; sentence_scores returned one "
             "(name its rule in `scoring`)"
         )
-    scores = objective.sentence_scores(encoder, ids)
+    try:
+        scores = objective.sentence_scores(encoder, ids)
+    except NotImplementedError:
+        raise RuleBroken(
+            f"{who}: an objective that names its scoring rule ({objective.scoring!r}) implements "
+            "sentence_scores; it raises NotImplementedError"
+        ) from None
     _rule(
         isinstance(scores, torch.Tensor) and scores.shape == (8,),
         who,

@@ -84,6 +84,22 @@ class Detached(objectives.MaskedLM):  # a loss that does not reach the weights
         return scored._replace(loss=scored.loss.detach() * 0 + torch.ones((), requires_grad=True))
 
 
+class NoGradient(objectives.MaskedLM):  # a loss computed with gradients off
+    def score(self, hidden, batch):
+        with torch.no_grad():
+            return super().score(hidden, batch)
+
+
+class Unscored(objectives.MaskedLM):  # names a scoring rule it does not implement
+    def sentence_scores(self, encoder, ids, batch_size=8192):
+        raise NotImplementedError
+
+
+class Scalar(objectives.MaskedLM):  # a batch entry that is not one row per example
+    def make_batch(self, rng, size, split):
+        return {**super().make_batch(rng, size, split), "rate": torch.tensor(0.15)}
+
+
 @pytest.mark.parametrize(
     ("check", "plugin", "rule"),
     [
@@ -94,6 +110,9 @@ class Detached(objectives.MaskedLM):  # a loss that does not reach the weights
         (check_objective, NanLoss, "the loss is a finite scalar"),
         (check_objective, WideScores, "returns one score per sentence, (B,)"),
         (check_objective, Detached, "the loss reaches the weights"),
+        (check_objective, NoGradient, "the loss reaches the weights"),
+        (check_objective, Unscored, "implements sentence_scores"),
+        (check_objective, Scalar, "every tensor of a batch has one row per example"),
     ],
     ids=lambda x: getattr(x, "__name__", None),
 )

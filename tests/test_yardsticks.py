@@ -16,7 +16,7 @@ from minibert.ablation.grid import load_grid
 from minibert.ablation.runner import plan
 from minibert.compare import committed
 from minibert.compare.yardsticks import PluginGrid, judged_figures
-from minibert.report import provenance, table
+from minibert.report import table
 from minibert.report.comparison import Pair
 from minibert.report.table import TableError
 from minibert.training.code_version import source_hash
@@ -89,7 +89,10 @@ def test_committed_runs_of_todays_code_stand_in_for_the_shipped_arms_and_every_r
     found = committed.borrow(grid, ["d/pretrain/mlm", "d/pretrain/span"], [0, 1, 2, 3], out)
     assert found.covered == {(a, s) for a in ("d/pretrain/mlm", "d/pretrain/span") for s in (0, 1, 2)}
     assert not found.trains("d/pretrain/mlm", [0, 1, 2]) and found.trains("d/pretrain/mlm", [2, 3])  # 3 is not held
-    assert "paired with their committed runs of seeds 0-2" in found.notes[0]
+    assert "paired with the committed runs of mlm (seeds 0-2), span (seeds 0-2)" in found.notes[0]
+    found.write(out, [0, 1])  # the rows of the seeds looked at: the folder's pages show what the verdicts read
+    assert set(table.read(out).query("experiment == 'd/pretrain/mlm'").seed) == {0, 1}
+    found.write(out, [0, 1, 2, 3])
     t = table.read(out)
     assert set(t.experiment) == {"d/pretrain/new", "d/pretrain/mlm", "d/pretrain/span"}
     assert set(table.read(out, borrowed=False).experiment) == {"d/pretrain/new"}  # what the folder made itself
@@ -99,8 +102,9 @@ def test_committed_runs_of_todays_code_stand_in_for_the_shipped_arms_and_every_r
     pd.concat([own, mine]).to_csv(out / table.FILE, index=False)
     t = table.read(out)
     assert t[(t.experiment == "d/pretrain/mlm") & (t.seed == 0)].value.tolist() == [0.9]
-    assert committed.borrow(grid, ["d/pretrain/mlm"], [0, 1], out, fresh=True).covered == set()
-    assert not (out / table.BORROWED).exists()  # --fresh-yardsticks: nothing borrowed, nothing left behind
+    fresh = committed.borrow(grid, ["d/pretrain/mlm"], [0, 1], out, fresh=True)
+    fresh.write(out, [0, 1])
+    assert fresh.covered == set() and not (out / table.BORROWED).exists()  # --fresh-yardsticks: nothing borrowed
 
 
 def test_a_stale_committed_table_is_said_in_one_line_and_trains_the_arms(tmp_path, monkeypatch):
@@ -108,12 +112,42 @@ def test_a_stale_committed_table_is_said_in_one_line_and_trains_the_arms(tmp_pat
     out = tmp_path / "out"
     _own_table(out)
     found = committed.borrow(grid, ["d/pretrain/mlm", "d/pretrain/span"], [0, 1], out)
-    assert found.covered == set() and not (out / table.BORROWED).exists()
+    assert found.covered == set()
     (note,) = found.notes
-    assert "stale (made by code 0123456789abcdef, not today's" in note
+    assert "yardsticks of mlm, span in" in note and "stale (made by code 0123456789abcdef, not today's" in note
     assert note.endswith("`python scripts/yardsticks.py --languages d` refreshes them")
-    (line,) = provenance.stale_yardsticks(tmp_path)  # and python -m minibert.report --check fails on it
+    (line,) = committed.stale_lines(tmp_path)  # and python -m minibert.report --check fails on it
     assert "results/yardsticks/d: runs by code 0123456789abcdef" in line and "--languages d` refreshes it" in line
+
+
+def test_a_committed_table_of_todays_code_but_other_configs_is_stale_too(tmp_path):
+    folder = tmp_path / "results/yardsticks/dyck"
+    folder.mkdir(parents=True)
+    pd.DataFrame([{"grid": "grid", "experiment": "dyck/pretrain/mlm", "stage": "pretrain", "seed": 0, "val_seed": 0,
+                   "metric": GAP, "category": "", "value": 0.1, "n": 100, "run": "0123456789ab",
+                   "code": source_hash()}]).to_csv(folder / table.FILE, index=False)  # fmt: skip
+    (line,) = committed.stale_lines(tmp_path)
+    assert "1 of its runs are not what configs/compare.yaml and today's configs plan" in line
+
+
+def test_a_resumed_comparison_whose_committed_runs_no_longer_stand_in_is_refused_in_one_line(tmp_path, monkeypatch):
+    """Its looks rested on committed runs; with them stale (or --fresh-yardsticks) they would count as missing, at
+    their arm's worst, and the verdict would lean on that: refused, not continued."""
+    from minibert.compare.session import _still_paired
+    from minibert.report.comparison import ComparisonError, Design
+
+    grid, _ = _committed(tmp_path, monkeypatch, source_hash())
+    out = tmp_path / "out"
+    _own_table(out)
+    pairs = [Pair("d/pretrain/new", "d/pretrain/mlm", GAP)]
+    design = Design(pairs, 10)
+    paired = committed.borrow(grid, ["d/pretrain/mlm"], [0, 1, 2], out)
+    paired.write(out, [0, 1, 2])
+    looks = {pairs[0].label: 3}
+    _still_paired(out, design, looks, paired, out / "comparisons/verdicts.json")  # still standing in: continues
+    gone = committed.borrow(grid, ["d/pretrain/mlm"], [0, 1, 2], out, fresh=True)
+    with pytest.raises(ComparisonError, match=r"paired d/pretrain/mlm's seeds 0, 1, 2 with committed runs that no"):
+        _still_paired(out, design, looks, gone, out / "comparisons/verdicts.json")
 
 
 def test_a_damaged_committed_table_is_one_line_naming_the_file(tmp_path, monkeypatch):
@@ -127,9 +161,9 @@ def test_the_committed_yardsticks_are_todays_and_pair_with_a_plugin_comparisons_
     """The shipped table: every run by today's training code (else `python -m minibert.report --check` fails),
     the seeds compare's cap reaches for every arm configs/compare.yaml lists, and the keys a plug-in's grid
     plans for them (so its seed s pairs with the committed seed s)."""
-    assert provenance.stale_yardsticks(ROOT) == []
+    assert committed.stale_lines(ROOT) == []
     spec = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"]
-    for folder in sorted((ROOT / provenance.YARDSTICKS).glob("*/")):
+    for folder in sorted((ROOT / committed.YARDSTICKS).glob("*/")):
         t = table.read(folder)
         arms = {f"{folder.name}/pretrain/{a}" for a in spec[folder.name]["arms"]}
         assert set(t.experiment) == arms

@@ -11,6 +11,7 @@ The rows it borrows go to `<out>/yardsticks.csv`, which that folder's table read
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +21,10 @@ import yaml
 from minibert.atomic_writes import write_atomic
 from minibert.compare.yardsticks import experiments_of, spec_of
 from minibert.places import shown
-from minibert.report.provenance import REFRESH, YARDSTICKS
 from minibert.sweep import ROOT
+
+YARDSTICKS = "results/yardsticks"  # <language>/: the shipped arms' runs at its compare recipe, run once for everyone
+REFRESH = "python scripts/yardsticks.py --languages {language}"  # what makes or refreshes a language's table
 
 
 def committed_folder(language: str) -> Path:
@@ -29,40 +32,60 @@ def committed_folder(language: str) -> Path:
     return ROOT / YARDSTICKS / language
 
 
-def yardstick_grid(yardsticks: str, language: str) -> Path:
-    """Write the grid of `language`'s shipped arms at its compare recipe into its committed folder and return it:
-    the experiments a plug-in's grid holds for them, named and configured alike, so that a run of one has the
-    key of the other and its row can stand in for it."""
+def yardstick_experiments(yardsticks: str, language: str) -> list[dict]:
+    """The experiments of `language`'s shipped arms at its compare recipe, as `yardsticks` describes them today:
+    those a plug-in's grid holds for them, named and configured alike, so that a run of one has the key of the
+    other and its row can stand in for it."""
     lang = spec_of(yardsticks)[language]
     experiments = []
     for name, extra in lang["arms"].items():
         experiments += experiments_of(language, name, lang, [lang["pretrain"][0], *extra, *lang["pretrain"][1:]],
                                       False)  # fmt: skip
-    folder = committed_folder(language)
+    return experiments
+
+
+def yardstick_grid(yardsticks: str, language: str, folder: Path | None = None) -> Path:
+    """Write `yardstick_experiments` as a grid into `folder` (the language's committed folder by default) and
+    return it."""
+    folder = committed_folder(language) if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)
     grid = folder / "grid.yaml"
     header = (f"# Made by scripts/yardsticks.py from {yardsticks}: {language}'s shipped arms at its compare recipe, "
               "the runs a plug-in's comparison pairs with. Regenerated each run.\n")  # fmt: skip
+    experiments = yardstick_experiments(yardsticks, language)
     write_atomic(grid, header + yaml.safe_dump({"experiments": experiments}, sort_keys=False))
     return grid
 
 
 @dataclass
 class Borrowed:
-    """The (arm, seed) runs a comparison pairs with instead of training, and a line for each language."""
+    """The (arm, seed) runs a comparison pairs with instead of training, their rows, and a line for each language."""
 
     covered: set[tuple[str, int]] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    rows: pd.DataFrame | None = None
 
     def trains(self, arm: str, seeds: list[int]) -> bool:
         """Whether `arm` must train some of `seeds` here."""
         return any((arm, s) not in self.covered for s in seeds)
 
+    def write(self, out: Path, seeds: list[int]) -> None:
+        """`<out>/yardsticks.csv`: the borrowed rows of `seeds` (those the comparison has looked at), so that the
+        folder's table, pages and dashboard hold the seeds its verdicts rest on; removed where there are none."""
+        from minibert.report import table
+
+        path = out / table.BORROWED
+        rows = None if self.rows is None else self.rows[self.rows["seed"].isin(seeds)]
+        if rows is not None and len(rows):
+            write_atomic(path, rows.to_csv(index=False))
+        else:
+            path.unlink(missing_ok=True)
+
 
 def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = False) -> Borrowed:
     """Pair the shipped `arms` of `grid` (minibert.ablation.grid.Grid) with the committed runs of `seeds` where
-    their keys match and today's code made them, writing their rows to `<out>/yardsticks.csv` (removed where none
-    is borrowed, or with `fresh`). TableError, in one line, for a committed table that cannot be read."""
+    their keys match and today's code made them (`Borrowed.write` puts their rows beside the folder's table).
+    TableError, in one line, for a committed table that cannot be read."""
     from minibert.ablation.runner import plan
     from minibert.report import table
     from minibert.training.code_version import source_hash
@@ -70,11 +93,12 @@ def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = Fal
     found, rows = Borrowed(), []
     if fresh:
         found.notes.append("--fresh-yardsticks: the shipped arms train here beside the plug-in, whatever is committed")
+        return found
     by_language: dict[str, list[str]] = {}
     for arm in arms:
         by_language.setdefault(arm.split("/", 1)[0], []).append(arm)
     today = source_hash()
-    for language, names in by_language.items() if not fresh else ():
+    for language, names in by_language.items():
         folder, refresh = committed_folder(language), REFRESH.format(language=language)
         if not (folder / table.FILE).is_file():
             found.notes.append(f"{language}: no committed yardsticks in {shown(folder)}: its shipped arms train here "
@@ -84,23 +108,59 @@ def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = Fal
         planned = {(r.experiment.name, r.seed, r.key) for r in plan(grid.select(names), seeds, out, ROOT)}
         mine = committed[[k in planned for k in zip(committed["experiment"], committed["seed"], committed["run"])]]
         current = mine[mine["code"] == today]
-        covered = set(zip(current["experiment"], current["seed"].astype(int)))
-        held = sorted({s for _, s in covered})
-        if not covered:
-            why = (f"made by code {', '.join(sorted(set(mine['code'].dropna())))}, not today's {today}" if len(mine)
-                   else "no run there has these arms' configs and seeds (a config edited since?)")  # fmt: skip
-            found.notes.append(f"{language}: the committed yardsticks in {shown(folder)} are stale ({why}): its "
-                               f"shipped arms train here; `{refresh}` refreshes them")  # fmt: skip
-            continue
         rows.append(current)
-        found.covered |= covered
-        span = f"{held[0]}-{held[-1]}" if held == list(range(held[0], held[-1] + 1)) else ", ".join(map(str, held))
-        found.notes.append(f"{language}: {len(names)} shipped arm(s) paired with their committed runs of seeds {span} "
-                           f"({shown(folder)}, today's code): there only the plug-in trains; a seed beyond them "
-                           "trains its shipped arms here")  # fmt: skip
-    path = out / table.BORROWED
-    if rows:
-        write_atomic(path, pd.concat(rows, ignore_index=True).to_csv(index=False))
-    else:
-        path.unlink(missing_ok=True)
+        found.covered |= set(zip(current["experiment"], current["seed"].astype(int)))
+        paired, alone = [], []
+        for arm in names:
+            held = sorted(s for a, s in found.covered if a == arm)
+            (paired if held else alone).append((arm.rsplit("/", 1)[-1], held))
+        if paired:
+            said = ", ".join(f"{name} (seeds {_span(held)})" for name, held in paired)
+            found.notes.append(f"{language}: paired with the committed runs of {said} in {shown(folder)}, made by "
+                               "today's code: those arms train only a seed beyond them")  # fmt: skip
+        if alone:
+            why = (f"made by code {', '.join(sorted(set(mine['code'].dropna()) - {today}))}, not today's {today}"
+                   if len(mine) > len(current) else "no run there has these arms' configs and seeds (a config edited "
+                   "since?)")  # fmt: skip
+            stale = ", ".join(n for n, _ in alone)
+            found.notes.append(f"{language}: the committed yardsticks of {stale} in {shown(folder)} are stale ({why}): "
+                               f"they train here; `{refresh}` refreshes them")  # fmt: skip
+    found.rows = pd.concat(rows, ignore_index=True) if rows else None
     return found
+
+
+def _span(seeds: list[int]) -> str:
+    """'0-39', or the seeds listed where they are not one run of numbers."""
+    return f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+
+
+def stale_lines(root: Path, yardsticks: str = "configs/compare.yaml") -> list[str]:
+    """A line for each committed yardstick table under `root` that a comparison could not pair with: runs by
+    other training code than today's, or runs whose keys are not those today's configs plan (a config edited
+    since), each naming the command that refreshes it."""
+    from minibert.ablation.grid import load_grid
+    from minibert.ablation.runner import plan
+    from minibert.report import table
+    from minibert.training.code_version import source_hash
+
+    lines, today, spec = [], source_hash(), spec_of(yardsticks)
+    for folder in sorted(p.parent for p in (Path(root) / YARDSTICKS).glob(f"*/{table.FILE}")):
+        committed, refresh = table.read(folder, borrowed=False), REFRESH.format(language=folder.name)
+        codes = set(committed["code"].fillna("none"))
+        if codes != {today}:
+            lines.append(f"{YARDSTICKS}/{folder.name}: runs by code {', '.join(sorted(codes - {today}))}, not today's "
+                         f"{today}: comparisons train these arms again; `{refresh}` refreshes it")  # fmt: skip
+            continue
+        if folder.name not in spec:
+            lines.append(f"{YARDSTICKS}/{folder.name}: {yardsticks} has no language {folder.name!r}")
+            continue
+        with tempfile.TemporaryDirectory() as scratch:
+            grid = load_grid(yardstick_grid(yardsticks, folder.name, Path(scratch)), root=ROOT)
+        seeds = sorted({int(s) for s in committed["seed"]})
+        planned = {(r.experiment.name, r.seed, r.key) for r in plan(list(grid.experiments), seeds, folder, ROOT)}
+        made = set(zip(committed["experiment"], committed["seed"].astype(int), committed["run"]))
+        if made != planned:
+            lines.append(f"{YARDSTICKS}/{folder.name}: {len(made - planned)} of its runs are not what {yardsticks} and "
+                         f"today's configs plan (a config edited since?): comparisons train these arms again; "
+                         f"`{refresh}` refreshes it")  # fmt: skip
+    return lines

@@ -87,6 +87,9 @@ class Request:
                                   "before)")  # fmt: skip
         if self.minutes is not None and not self.minutes > 0:
             raise ComparisonError(f"--minutes={self.minutes}: must be > 0")
+        if self.fresh_yardsticks and self.finetune:
+            raise ComparisonError("--fresh-yardsticks goes with the pre-training figures; with --finetune every arm "
+                                  "trains already")  # fmt: skip
         if (self.shrink or self.overrun) and self.minutes is None:
             raise ComparisonError("--shrink and --overrun say what --minutes does with a first look it cannot hold: "
                                   "give --minutes")  # fmt: skip

@@ -13,11 +13,14 @@ sequence continues; it never starts over).
 from __future__ import annotations
 
 import itertools
+import math
 import shutil
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import pandas as pd
 
 from minibert.ablation.grid import GridError, load_grid
 from minibert.compare.committed import Borrowed, borrow
@@ -29,6 +32,7 @@ from minibert.compare.timing import estimate
 from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
 from minibert.places import shown
 from minibert.report import render
+from minibert.report import table as table_file
 from minibert.report.comparison import (
     Design,
     Pair,
@@ -172,10 +176,34 @@ def _prepare(request: Request, out: Path) -> _Comparison:
         arms = [a for p in kept for a in (p.a, p.b) if borrowed.trains(a, first_seeds)]
         return estimate(timing, arms, request.workers, [out, *committed])
 
+    if looks:
+        _still_paired(out, design, looks, borrowed, path)
     comparison = _Comparison(request, out, grid, plugins, pairs, design, looks, path, notes, pace(pairs), borrowed)
     if request.shrink and recorded is None:
         comparison = _shrunk(comparison, pace)
     return comparison
+
+
+def _still_paired(out: Path, design: Design, looks: dict[str, int], borrowed: Borrowed, record: Path) -> None:
+    """ComparisonError where a resumed comparison looked at committed runs that no longer stand in (stale since,
+    or --fresh-yardsticks) and did not run here: they would count as missing, at the arm's worst, and the verdict
+    would lean on that."""
+    before = out / table_file.BORROWED  # what the last invocation paired with, until this one writes its own
+    if not before.is_file():
+        return
+    looked = set(design.seeds(max(looks.values())))
+    paired = pd.read_csv(before, usecols=["experiment", "seed"]).drop_duplicates()
+    own = table_file.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates() if (out / FILE).is_file() \
+        else paired.iloc[:0]  # fmt: skip
+    ran = set(zip(own["experiment"], own["seed"].astype(int)))
+    lost = sorted({(a, int(x)) for a, x in zip(paired["experiment"], paired["seed"]) if int(x) in looked}
+                  - ran - borrowed.covered)  # fmt: skip
+    if lost:
+        arm, seeds = lost[0][0], [x for a, x in lost if a == lost[0][0]]
+        listed = ", ".join(map(str, seeds[:5])) + (", ..." if len(seeds) > 5 else "")
+        raise ComparisonError(f"{relative(record)} paired {arm}'s seeds {listed} with committed runs that no longer "
+                              "stand in (stale, or --fresh-yardsticks): continue with the yardsticks it paired with, "
+                              "or give another --out to start again")  # fmt: skip
 
 
 def _shrunk(c: _Comparison, pace) -> _Comparison:
@@ -239,7 +267,10 @@ def _loop(c: _Comparison, start: float) -> int:
     nothing but the seed it was running."""
     request, design, looks = c.request, c.design, c.looks
     code, seed_time, clock, wall = 0, c.per_seed or 0.0, None, 0.0  # clock: the look the minutes stopped at
+    first_train = c.training(c.design.arms, c.design.seeds(c.design.first_look(c.pairs)))
+    round_time = seed_time * request.workers / max(1, len(first_train))  # seconds one run takes on a worker
     while True:
+        c.borrowed.write(c.out, design.seeds(max(looks.values(), default=0)))  # the committed rows looked at
         data = Data.load(c.out) if (c.out / FILE).is_file() else None
         judged = judge(data, design, looks) if data is not None else []
         open_pairs = [p for p in c.pairs if looks.get(p.label, 0) < design.cap and not any(
@@ -257,17 +288,21 @@ def _loop(c: _Comparison, start: float) -> int:
         arms = list(dict.fromkeys(a for p in open_pairs for a in (p.a, p.b)))
         # the seeds before the first bound at once; after it, enough seeds to keep every worker busy when few
         # arms train a seed (the others committed yardsticks): a look after two seeds is as valid as after one
-        width = max(1, request.workers // max(1, len(c.training(arms, design.seeds(look + 1)[look:]))))
-        batch = design.seeds(min(design.cap, max(look + width, first)))[look:]
+        alone = c.training(arms, design.seeds(look + 1)[look:])  # the arms the next seed trains here
+        batch = design.seeds(min(design.cap, max(look + max(1, request.workers // max(1, len(alone))), first)))[look:]
+        while look >= first and len(batch) > 1 and len(c.training(arms, batch)) > len(alone):
+            batch = batch[:-1]  # past the committed seeds more arms train: one seed at a time from there
+        train = c.training(arms, batch)
+        rounds = math.ceil(len(train) * len(batch) / request.workers)  # runs one after another on each worker
         spent = time.perf_counter() - start
-        if request.minutes is not None and look >= first and spent + seed_time * len(batch) > request.minutes * 60:
+        if request.minutes is not None and look >= first and spent + round_time * rounds > request.minutes * 60:
             # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
-            print(f"compare.py: the next seed would pass --minutes {request.minutes:g} (a seed takes about "
-                  f"{seed_time / 60:.1f} min here): stopping at {look} seeds", file=sys.stderr)  # fmt: skip
+            print(f"compare.py: the next seed would pass --minutes {request.minutes:g} (it takes about "
+                  f"{round_time * rounds / len(batch) / 60:.1f} min here): stopping at {look} seeds",
+                  file=sys.stderr)  # fmt: skip
             design = replace(design, cap=look)
             clock = look
             continue
-        train = c.training(arms, batch)
         print(f"compare.py: seed(s) {', '.join(map(str, batch))} of {len(train)} arm(s) trained here"
               f"{f' and {len(arms) - len(train)} committed' if len(train) < len(arms) else ''}; {len(open_pairs)} "
               f"of {len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
@@ -275,7 +310,8 @@ def _loop(c: _Comparison, start: float) -> int:
         status = Sweep(relative(c.grid), c.out, seeds=batch, only=train, workers=request.workers, pages=False,
                        plugins=c.plugins, command=request.command, stop_on_crash=True, quiet=True,
                        prog="compare.py").run()  # fmt: skip
-        seed_time = (time.perf_counter() - began) / len(batch)  # this machine's own pace, for the clock
+        took = time.perf_counter() - began
+        seed_time, round_time = took / len(batch), took / max(1, rounds)  # this machine's own pace, for the clock
         if status in (EXIT_BAD_INPUT, EXIT_ENVIRONMENT):
             return status
         code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it

@@ -177,7 +177,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
 
 
 PAIRS = (keys.ZERO_SHOT, keys.PROBE)  # minimal pairs: zero-shot, and the probe (minibert.pairs)
-FLOORS = tuple(keys.floor_metric(f) for f in keys.FLOORS)
+FLOORS = tuple(keys.floor_metric(f) for f in keys.floor_names(keys.MAX_ORDER))  # every order a run may log
 
 
 def overview(data: Data) -> Section:
@@ -322,7 +322,7 @@ def title(out: Path, grid: Grid) -> str:
     path = Path(grid.path)
     if path.name == "grid.yaml" and path.resolve().parent == out.resolve():
         where = f"{out.parent.name}/{out.name}"
-        return f"comparison {where}" if out.parent.name == "compare" else f"{where} grid"
+        return f"{where} grid" if out.parent.name == "yardsticks" else f"comparison {where}"
     return f"{path.stem} grid"
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 from scipy import stats as scipy_stats
 
-from minibert.pairs.keys import FLOORS, PROBE, ZERO_SHOT, floor_metric
+from minibert.pairs.keys import FLOORS, MAX_ORDER, PROBE, ZERO_SHOT, floor_metric, floor_names
 from minibert.report import stats
 from minibert.report.query import Data, QueryError, Stat
 from minibert.report.validity import Study
@@ -159,9 +159,14 @@ class PairsPage:
         return found[0]
 
     def floors(self, language: str) -> dict[str, Stat]:
-        """Each floor on the judged cells of the control arm's pairs (every arm of a seed shares them)."""
+        """Each floor the control arm's runs logged (through their `floor_order`) on its judged cells (every arm
+        of a seed shares them)."""
         experiment = self.experiment(language, self.control)
-        return {f: self.data.stat(floor_metric(f), experiment=experiment) for f in FLOORS}
+        return {f: s for f in floor_names(MAX_ORDER) if (s := self.data.find(floor_metric(f), experiment=experiment))}
+
+    def logged_floors(self, language: str) -> str:
+        """The highest floor the control arm's runs logged: 'trigram', '6-gram'."""
+        return list(self.floors(language))[-1]
 
     def best_floor(self, language: str) -> Stat:
         """The strongest floor on the judged pairs: what a model must beat to have learned more than counts."""
@@ -171,6 +176,8 @@ class PairsPage:
         """Every arm that scores a sentence and logs `cells`, best now first: its logged zero-shot figure and the
         same pairs averaged over `cells` alone (the judged cells of today's declared floors, `declared_cells`)."""
         out = []
+        if not cells:  # no cell left to judge (or none declared): nothing to average
+            return out
         for arm in (a for a in self._arms[language] if a in {r.name for r in self.arms(language) if r.zero_shot}):
             found = [s for c in cells if (s := self.cell(language, arm, c)) is not None]
             if len(found) < len(cells):  # a table without the runs' cells (one made by hand) has nothing to say

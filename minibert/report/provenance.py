@@ -22,8 +22,6 @@ from minibert.report.table import TableError
 from minibert.training.code_version import NOT_HASHED, package_files, source_hash
 
 FILE = "code.csv"
-YARDSTICKS = "results/yardsticks"  # <language>/: the committed runs a plug-in's comparison pairs with
-REFRESH = "python scripts/yardsticks.py --languages {language}"  # what makes or refreshes a language's table
 COLUMNS = ["code", "file", "hash"]
 SHOWN = 4  # files named before "and N more"
 
@@ -165,18 +163,3 @@ def _together(made: list[Made], today: str) -> list[Made]:
         codes = ",".join(m.code for m in sorted(ms, key=lambda m: (-m.runs, m.code)))
         kept.append(Made(codes, sum(m.runs for m in ms), list(differs)))
     return kept
-
-
-def stale_yardsticks(root: str | Path) -> list[str]:
-    """A line for each committed yardstick table under `root` that today's training code did not make, naming
-    the command that refreshes it (a comparison would train its arms instead of pairing with it)."""
-    from minibert.report import table
-
-    lines, today = [], source_hash()
-    for folder in sorted(p.parent for p in (Path(root) / YARDSTICKS).glob(f"*/{table.FILE}")):
-        codes = set(table.read(folder, borrowed=False)["code"].fillna("none"))
-        if codes != {today}:
-            made = ", ".join(sorted(codes - {today}))
-            lines.append(f"{YARDSTICKS}/{folder.name}: runs by code {made}, not today's {today}: comparisons train "
-                         f"these arms again; `{REFRESH.format(language=folder.name)}` refreshes it")  # fmt: skip
-    return lines
