@@ -5,6 +5,7 @@ the figure each pair is judged on (minibert.compare.yardsticks.judged_figures)."
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from minibert.ablation.grid import load_grid
 from minibert.ablation.runner import plan
 from minibert.compare import committed
 from minibert.compare.yardsticks import PluginGrid, judged_figures
-from minibert.report import table
+from minibert.report import provenance, table
 from minibert.report.comparison import Pair
 from minibert.report.table import TableError
 from minibert.training.code_version import source_hash
@@ -116,7 +117,7 @@ def test_a_stale_committed_table_is_said_in_one_line_and_trains_the_arms(tmp_pat
     (note,) = found.notes
     assert "yardsticks of mlm, span in" in note and "stale (made by code 0123456789abcdef, not today's" in note
     assert note.endswith("`python scripts/yardsticks.py --languages d` refreshes them")
-    (line,) = committed.stale_lines(tmp_path)  # and python -m minibert.report --check fails on it
+    (line,) = provenance.stale_yardsticks(tmp_path)  # and python -m minibert.report --check fails on it
     assert "results/yardsticks/d: runs by code 0123456789abcdef" in line and "--languages d` refreshes it" in line
 
 
@@ -126,8 +127,10 @@ def test_a_committed_table_of_todays_code_but_other_configs_is_stale_too(tmp_pat
     pd.DataFrame([{"grid": "grid", "experiment": "dyck/pretrain/mlm", "stage": "pretrain", "seed": 0, "val_seed": 0,
                    "metric": GAP, "category": "", "value": 0.1, "n": 100, "run": "0123456789ab",
                    "code": source_hash()}]).to_csv(folder / table.FILE, index=False)  # fmt: skip
-    (line,) = committed.stale_lines(tmp_path)
-    assert "1 of its runs are not what configs/compare.yaml and today's configs plan" in line
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    committed.yardstick_grid("configs/compare.yaml", "dyck", folder)
+    (line,) = provenance.stale_yardsticks(tmp_path)
+    assert "1 of its runs are not what its grid plans with today's configs" in line
 
 
 def test_a_resumed_comparison_whose_committed_runs_no_longer_stand_in_is_refused_in_one_line(tmp_path, monkeypatch):
@@ -161,9 +164,9 @@ def test_the_committed_yardsticks_are_todays_and_pair_with_a_plugin_comparisons_
     """The shipped table: every run by today's training code (else `python -m minibert.report --check` fails),
     the seeds compare's cap reaches for every arm configs/compare.yaml lists, and the keys a plug-in's grid
     plans for them (so its seed s pairs with the committed seed s)."""
-    assert committed.stale_lines(ROOT) == []
+    assert provenance.stale_yardsticks(ROOT) == []
     spec = yaml.safe_load((ROOT / "configs/compare.yaml").read_text())["languages"]
-    for folder in sorted((ROOT / committed.YARDSTICKS).glob("*/")):
+    for folder in sorted((ROOT / provenance.YARDSTICKS).glob("*/")):
         t = table.read(folder)
         arms = {f"{folder.name}/pretrain/{a}" for a in spec[folder.name]["arms"]}
         assert set(t.experiment) == arms

@@ -11,7 +11,6 @@ The rows it borrows go to `<out>/yardsticks.csv`, which that folder's table read
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,10 +20,8 @@ import yaml
 from minibert.atomic_writes import write_atomic
 from minibert.compare.yardsticks import experiments_of, spec_of
 from minibert.places import shown
+from minibert.report.provenance import REFRESH, YARDSTICKS
 from minibert.sweep import ROOT
-
-YARDSTICKS = "results/yardsticks"  # <language>/: the shipped arms' runs at its compare recipe, run once for everyone
-REFRESH = "python scripts/yardsticks.py --languages {language}"  # what makes or refreshes a language's table
 
 
 def committed_folder(language: str) -> Path:
@@ -132,35 +129,3 @@ def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = Fal
 def _span(seeds: list[int]) -> str:
     """'0-39', or the seeds listed where they are not one run of numbers."""
     return f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
-
-
-def stale_lines(root: Path, yardsticks: str = "configs/compare.yaml") -> list[str]:
-    """A line for each committed yardstick table under `root` that a comparison could not pair with: runs by
-    other training code than today's, or runs whose keys are not those today's configs plan (a config edited
-    since), each naming the command that refreshes it."""
-    from minibert.ablation.grid import load_grid
-    from minibert.ablation.runner import plan
-    from minibert.report import table
-    from minibert.training.code_version import source_hash
-
-    lines, today, spec = [], source_hash(), spec_of(yardsticks)
-    for folder in sorted(p.parent for p in (Path(root) / YARDSTICKS).glob(f"*/{table.FILE}")):
-        committed, refresh = table.read(folder, borrowed=False), REFRESH.format(language=folder.name)
-        codes = set(committed["code"].fillna("none"))
-        if codes != {today}:
-            lines.append(f"{YARDSTICKS}/{folder.name}: runs by code {', '.join(sorted(codes - {today}))}, not today's "
-                         f"{today}: comparisons train these arms again; `{refresh}` refreshes it")  # fmt: skip
-            continue
-        if folder.name not in spec:
-            lines.append(f"{YARDSTICKS}/{folder.name}: {yardsticks} has no language {folder.name!r}")
-            continue
-        with tempfile.TemporaryDirectory() as scratch:
-            grid = load_grid(yardstick_grid(yardsticks, folder.name, Path(scratch)), root=ROOT)
-        seeds = sorted({int(s) for s in committed["seed"]})
-        planned = {(r.experiment.name, r.seed, r.key) for r in plan(list(grid.experiments), seeds, folder, ROOT)}
-        made = set(zip(committed["experiment"], committed["seed"].astype(int), committed["run"]))
-        if made != planned:
-            lines.append(f"{YARDSTICKS}/{folder.name}: {len(made - planned)} of its runs are not what {yardsticks} and "
-                         f"today's configs plan (a config edited since?): comparisons train these arms again; "
-                         f"`{refresh}` refreshes it")  # fmt: skip
-    return lines

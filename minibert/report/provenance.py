@@ -22,6 +22,8 @@ from minibert.report.table import TableError
 from minibert.training.code_version import NOT_HASHED, package_files, source_hash
 
 FILE = "code.csv"
+YARDSTICKS = "results/yardsticks"  # <language>/: the shipped arms' runs a plug-in's comparison pairs with
+REFRESH = "python scripts/yardsticks.py --languages {language}"  # what makes or refreshes a language's table
 COLUMNS = ["code", "file", "hash"]
 SHOWN = 4  # files named before "and N more"
 
@@ -163,3 +165,30 @@ def _together(made: list[Made], today: str) -> list[Made]:
         codes = ",".join(m.code for m in sorted(ms, key=lambda m: (-m.runs, m.code)))
         kept.append(Made(codes, sum(m.runs for m in ms), list(differs)))
     return kept
+
+
+def stale_yardsticks(root: str | Path) -> list[str]:
+    """A line for each committed yardstick table under `root` (minibert.compare.committed) that a comparison could
+    not pair with: runs by other training code than today's, or runs whose keys are not those its grid plans
+    with today's configs (a config edited since), each naming the command that refreshes it."""
+    from minibert.ablation.grid import load_grid
+    from minibert.ablation.runner import plan
+    from minibert.report import table
+
+    lines, today = [], source_hash()
+    for folder in sorted(p.parent for p in (Path(root) / YARDSTICKS).glob(f"*/{table.FILE}")):
+        committed, refresh = table.read(folder, borrowed=False), REFRESH.format(language=folder.name)
+        codes = set(committed["code"].fillna("none"))
+        if codes != {today}:
+            lines.append(f"{YARDSTICKS}/{folder.name}: runs by code {', '.join(sorted(codes - {today}))}, not today's "
+                         f"{today}: comparisons train these arms again; `{refresh}` refreshes it")  # fmt: skip
+            continue
+        grid = load_grid(folder / "grid.yaml", root=root)
+        seeds = sorted({int(s) for s in committed["seed"]})
+        planned = {(r.experiment.name, r.seed, r.key) for r in plan(list(grid.experiments), seeds, folder, root)}
+        made = set(zip(committed["experiment"], committed["seed"].astype(int), committed["run"]))
+        if made - planned:
+            lines.append(f"{YARDSTICKS}/{folder.name}: {len(made - planned)} of its runs are not what its grid plans "
+                         f"with today's configs (one edited since?): comparisons train these arms again; `{refresh}` "
+                         "refreshes it")  # fmt: skip
+    return lines

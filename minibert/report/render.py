@@ -433,13 +433,6 @@ def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
     return grid_report.write(out, grid, root=root)
 
 
-def _stale_yardsticks(root: Path) -> list[str]:
-    """The committed yardstick tables a comparison could not pair with (minibert.compare.committed)."""
-    from minibert.compare.committed import stale_lines  # the comparisons' own rule, read where it is kept
-
-    return stale_lines(root)
-
-
 def main(argv: list[str] | None = None) -> int:
     parts = __doc__.split("\n\n")
     p = ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
@@ -452,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         changed = build(args.root, check=args.check)
-        stale = _stale_yardsticks(Path(args.root)) if args.check else []
+        stale = provenance.stale_yardsticks(args.root) if args.check else []
     except (ReportError, TableError) as err:
         print(f"python -m minibert.report: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
