@@ -175,8 +175,8 @@ def stale_yardsticks(root: str | Path) -> list[str]:
     from minibert.ablation.runner import plan
     from minibert.report import table
 
-    lines, today = [], source_hash()
-    for folder in sorted(p.parent for p in (Path(root) / YARDSTICKS).glob(f"*/{table.FILE}")):
+    root, lines, today = Path(root), [], source_hash()
+    for folder in sorted(p.parent for p in (root / YARDSTICKS).glob(f"*/{table.FILE}")):
         committed, refresh = table.read(folder, borrowed=False), REFRESH.format(language=folder.name)
         codes = set(committed["code"].fillna("none"))
         if codes != {today}:
