@@ -26,6 +26,7 @@ SKIPPED = {
     "pip install": ".ci/run installs from a clean clone with the README's commands",
     "pytest": "the test suite itself",
     "python -c": "what an exported folder does in transformers: tests/test_export.py",
+    "PYTHONPATH=my_plugins python -c": "the first-day plug-in checks: tests/test_readme_guide.py runs their blocks",
     "git worktree": "docs/reliability.md's measurement of an old commit, by hand",
     "python scripts/ablate.py --grid /tmp/tg.yaml": "the same measurement, on the grid its `python -c` line writes",
 }
