@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # family.json; scripts/compare.py's grid.yaml and objective.yaml for a plug-in; a text language's corpus record and
 # tokenizer)
 TABLES = {"results.csv", "categories.csv", "documents.csv", "yardsticks.csv", "curves.csv", "code.csv", "run.json",
-          "family.json", "grid.yaml", "objective.yaml", "corpus.json", "tokenizer.json",
+          "family.json", "grid.yaml", "objective.yaml", "corpus.json", "tokenizer.json", "categories.csv.gz",
+          "documents.csv.gz",
           "measurements.yaml"}  # fmt: skip
 RECORD = re.compile(r"/comparisons/[^/]+\.(json|md)$")  # scripts/compare.py's record and its text
 # files a named command writes, each named in its source: benchmarks' reports, the Dyck dashboard's screenshot

@@ -182,3 +182,31 @@ def test_the_yardsticks_command_refuses_a_language_it_does_not_know_before_impor
     done = subprocess.run([sys.executable, "scripts/yardsticks.py", "--languages", "klingon"], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and "'klingon' is not in configs/compare.yaml" in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_large_narrow_file_is_written_gzipped_read_back_alike_and_replaced_by_a_small_one(tmp_path, monkeypatch):
+    rows = [{"grid": "g", "experiment": "e", "stage": "pretrain", "seed": s, "val_seed": s, "metric": GAP,
+             "category": c, "value": 0.1 * s, "n": 10, "run": f"r{s}", "code": "x"}
+            for s in range(3) for c in ("", "opener", "closer")]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    monkeypatch.setattr(table, "LARGE", 100)  # bytes: these category rows are over it
+    written = table.write(frame, tmp_path)
+    assert [p.name for p in written] == ["results.csv", "categories.csv.gz"]
+    back = table.read(tmp_path)
+    assert len(back) == len(frame) and set(back.category) == {"", "opener", "closer"}
+    monkeypatch.setattr(table, "LARGE", 1 << 20)
+    assert [p.name for p in table.write(frame, tmp_path)] == ["results.csv", "categories.csv"]
+    assert not (tmp_path / "categories.csv.gz").exists() and len(table.read(tmp_path)) == len(frame)
+
+
+def test_borrowed_runs_are_read_from_their_committed_table_and_a_missing_one_is_one_line(tmp_path, monkeypatch):
+    grid, folder = _committed(tmp_path, monkeypatch, source_hash())
+    out = tmp_path / "out"
+    _own_table(out)
+    found = committed.borrow(grid, ["d/pretrain/mlm"], [0, 1], out)
+    found.write(out, [0, 1])
+    assert (out / table.BORROWED).stat().st_size < 1000  # the runs named, not their rows copied
+    assert set(table.read(out).query("experiment == 'd/pretrain/mlm'").seed) == {0, 1}
+    shutil.rmtree(folder)
+    with pytest.raises(TableError, match="borrows runs of .*, which holds no table"):
+        table.read(out)

@@ -18,7 +18,7 @@ import pandas as pd
 import yaml
 
 from minibert.atomic_writes import write_atomic
-from minibert.compare.yardsticks import experiments_of, spec_of
+from minibert.compare.yardsticks import experiments_of, relative, spec_of
 from minibert.places import shown
 from minibert.report.provenance import REFRESH, YARDSTICKS
 from minibert.sweep import ROOT
@@ -60,15 +60,16 @@ class Borrowed:
 
     covered: set[tuple[str, int]] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
-    rows: pd.DataFrame | None = None
+    rows: pd.DataFrame | None = None  # the borrowed runs: experiment, seed, run, the table they are read from
 
     def trains(self, arm: str, seeds: list[int]) -> bool:
         """Whether `arm` must train some of `seeds` here."""
         return any((arm, s) not in self.covered for s in seeds)
 
     def write(self, out: Path, seeds: list[int]) -> None:
-        """`<out>/yardsticks.csv`: the borrowed rows of `seeds` (those the comparison has looked at), so that the
-        folder's table, pages and dashboard hold the seeds its verdicts rest on; removed where there are none."""
+        """`<out>/yardsticks.csv`: the borrowed runs of `seeds` (those the comparison has looked at), each with the
+        committed table it is read from, so that the folder's table, pages and dashboard hold the seeds its
+        verdicts rest on; removed where there are none."""
         from minibert.report import table
 
         path = out / table.BORROWED
@@ -105,7 +106,7 @@ def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = Fal
         planned = {(r.experiment.name, r.seed, r.key) for r in plan(grid.select(names), seeds, out, ROOT)}
         mine = committed[[k in planned for k in zip(committed["experiment"], committed["seed"], committed["run"])]]
         current = mine[mine["code"] == today]
-        rows.append(current)
+        rows.append(current[["experiment", "seed", "run"]].drop_duplicates().assign(table=relative(folder)))
         found.covered |= set(zip(current["experiment"], current["seed"].astype(int)))
         paired, alone = [], []
         for arm in names:

@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import re
@@ -43,15 +44,18 @@ import pandas as pd
 
 from minibert.ablation.grid import Grid
 from minibert.atomic_writes import write_atomic
+from minibert.checkout import CHECKOUT
 from minibert.report.axes import grid_axes
 from minibert.stats import accuracies
 
 FILE = "results.csv"
 CATEGORIES = "categories.csv"
 DOCUMENTS = "documents.csv"
-BORROWED = "yardsticks.csv"  # rows of committed runs made elsewhere that this folder pairs with (minibert.compare)
+BORROWED = "yardsticks.csv"  # the committed runs made elsewhere that this folder pairs with (minibert.compare)
+BORROWED_COLUMNS = ["experiment", "seed", "run", "table"]  # a run, and the committed table it is read from
 FILES = (FILE, CATEGORIES, DOCUMENTS)  # what `write` writes: the narrow ones only where rows go to them
-READ = (*FILES, BORROWED)  # what `read` reads: a table on disk
+LARGE = 1 << 20  # bytes beyond which a narrow file is written gzipped (`<name>.gz`)
+READ = (*FILES, f"{CATEGORIES}.gz", f"{DOCUMENTS}.gz", BORROWED)  # what `read` reads: a table on disk
 BY_DOCUMENT = "val/by_document/"  # the metrics stored in DOCUMENTS
 RUN_KEY = ["experiment", "seed", "run"]
 DOCUMENT_COLUMNS = [*RUN_KEY, "metric", "category", "value", "n"]
@@ -144,12 +148,23 @@ def write(table: pd.DataFrame, out: str | Path) -> list[Path]:
     write_atomic(out / FILE, _csv(table[~per_document & ~per_category]))
     written = [out / FILE]
     for name, rows in ((CATEGORIES, per_category), (DOCUMENTS, per_document)):
+        for stale in (out / name, out / f"{name}.gz"):  # a narrow file of an earlier table would be joined in
+            stale.unlink(missing_ok=True)
         if rows.any():
-            write_atomic(out / name, _csv(table.loc[rows, DOCUMENT_COLUMNS]))
-            written.append(out / name)
-        else:  # a narrow file of an earlier table would be joined in
-            (out / name).unlink(missing_ok=True)
+            text = _csv(table.loc[rows, DOCUMENT_COLUMNS])
+            if len(text) > LARGE:  # kept small in the repository; the bytes are the same for the same rows
+                written.append(out / f"{name}.gz")
+                write_atomic(written[-1], gzip.compress(text.encode(), mtime=0))
+            else:
+                written.append(out / name)
+                write_atomic(written[-1], text)
     return written
+
+
+def narrow_file(out: str | Path, name: str) -> Path | None:
+    """The narrow file `name` beside the table in `out`, as written (plain, or gzipped where large), or None."""
+    found = [p for p in (Path(out) / name, Path(out) / f"{name}.gz") if p.is_file()]
+    return found[0] if found else None
 
 
 def _csv(frame: pd.DataFrame) -> str:
@@ -174,19 +189,35 @@ def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
     # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
     types = {"category": str, "run": str, "code": str}
     table = _read_wide(path, out, types)
-    narrow = [_narrow(Path(out) / name, out) for name in (CATEGORIES, DOCUMENTS) if (Path(out) / name).is_file()]
+    narrow = [_narrow(found, out) for name in (CATEGORIES, DOCUMENTS) if (found := narrow_file(out, name))]
     if narrow:
         runs = table.drop(columns=DOCUMENT_COLUMNS[len(RUN_KEY) :]).drop_duplicates(RUN_KEY)
         joined = [rows.merge(runs, on=RUN_KEY, how="inner")[table.columns] for rows in narrow]
         table = pd.concat([table, *joined], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
     if borrowed and (Path(out) / BORROWED).is_file():
-        rows = _read_wide(Path(out) / BORROWED, out, types)
         own = set(zip(table["experiment"], table["seed"]))
-        rows = rows[[k not in own for k in zip(rows["experiment"], rows["seed"])]]
-        table = pd.concat([table, rows[[c for c in rows.columns if c in table.columns]]], ignore_index=True)
-        table = table.sort_values(ORDER, kind="stable", ignore_index=True)
+        rows = [r for r in _borrowed(Path(out) / BORROWED, out) if len(r)]
+        rows = [r[[k not in own for k in zip(r["experiment"], r["seed"])]][[c for c in r.columns if c in table.columns]]
+                for r in rows]  # fmt: skip
+        table = pd.concat([table, *rows], ignore_index=True).sort_values(ORDER, kind="stable", ignore_index=True)
     return table
+
+
+def _borrowed(path: Path, out: str | Path) -> list[pd.DataFrame]:
+    """The rows `path` names (its runs: experiment, seed, run, and the committed table each is read from,
+    relative to the checkout), read from those tables rather than copied beside this one."""
+    refs = read_beside(path, out, "a list of borrowed runs", BORROWED_COLUMNS, ("seed",), {"run": str, "table": str})
+    found = []
+    for folder, wanted in refs.groupby("table"):
+        if not (CHECKOUT / folder / FILE).is_file():
+            raise TableError(f"{path}: borrows runs of {folder}, which holds no table: run the comparison again")
+        source, keys = (
+            read(CHECKOUT / folder, borrowed=False),
+            set(zip(wanted["experiment"], wanted["seed"], wanted["run"])),
+        )
+        found.append(source[[k in keys for k in zip(source["experiment"], source["seed"], source["run"])]])
+    return found
 
 
 def _read_wide(path: Path, out: str | Path, types: dict) -> pd.DataFrame:
