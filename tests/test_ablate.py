@@ -38,8 +38,8 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
         {(e, s): 1 for e in ("pretrain/bidirectional", "pretrain/causal", "finetune/full") for s in ("0", "1")}
     )
     assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {
-        "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "family.json", "ablation.md",
-        "dashboard.html", "claims.png", "curves.png", "categories.png"}  # fmt: skip
+        "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "family.json", "verdicts.csv",
+        "ablation.md", "dashboard.html", "claims.png", "curves.png", "categories.png"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
     # the family its verdicts are held over, recorded before the first run trained: a grid outside the configs has
     # its claims

@@ -58,5 +58,5 @@ def test_a_table_outside_the_results_tree_gets_its_own_report_only(checkout, tmp
             shutil.copy(checkout / "results" / name, out / name)
     grid = load_grid(checkout / "configs/ablations/default.yaml", checkout)
     written = publish(out, grid, checkout)
-    assert {p.name for p in written} == {"ablation.md", "dashboard.html"}
+    assert {p.name for p in written} == {"ablation.md", "dashboard.html", "verdicts.csv"}
     assert not (checkout / "results/page.md").exists()

@@ -361,12 +361,12 @@ def test_cheapest_picks_the_least_costly_arm_that_beats_its_reference_within_the
     assert d.cheapest("val/acc", "val/reference/trigram/acc", limits={"wall_time_s": 10}) is None
 
 
-def test_a_family_holds_every_question_asked_whatever_the_answers_and_refuses_a_late_one():
-    """`cheapest` asks every candidate's question, not only up to its first success, so the family a page's
-    verdicts are held in does not depend on what the answers were; a question first asked after the family froze
-    is refused (a family chosen after seeing the answers holds nothing)."""
+def test_every_declared_question_is_judged_from_the_table_whatever_a_page_reads():
+    """The family's verdicts are computed from the table once, every declared question among them: `cheapest`
+    stops at its first success, yet the family holds all three candidates' rows, and its pick reads them."""
+    from minibert.report import verdicts
     from minibert.report.query import Data
-    from minibert.report.stats import Family, LateQuestion
+    from minibert.report.stats import Family, UndeclaredQuestion
 
     rows = []
     for arm, flops, accs in (("a", 1e9, [0.50, 0.51, 0.49]), ("b", 2e9, [0.45, 0.46, 0.44]), ("c", 3e9, [0.3] * 3)):
@@ -375,11 +375,11 @@ def test_a_family_holds_every_question_asked_whatever_the_answers_and_refuses_a_
         rows += cells(e, "val/acc", seeds, n=20000) + cells(e, "val/reference/trigram/acc", {s: 0.35 for s in seeds})
         rows += cells(e, "flops", {s: flops for s in seeds})
     d = Data(pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST]), family=Family("g"))
-    assert d.cheapest("val/acc", "val/reference/trigram/acc") == "pretrain/a"  # the first candidate succeeds
-    assert len(d.family.p) == 3  # and still every candidate was asked
-    d.family.freeze()
-    assert d.cheapest("val/acc", "val/reference/trigram/acc") == "pretrain/a"  # the same questions: answered
-    with pytest.raises(LateQuestion, match="after its family was frozen"):
+    d.family.declare([f"pretrain/{x} val/acc vs pretrain/{x} val/reference/trigram/acc" for x in "abc"], "here")
+    judged = verdicts.judge(d)
+    assert len(d.family.p) == 3 and [r.verdict for r in judged] == ["first better", "first better", "second better"]
+    assert d.cheapest("val/acc", "val/reference/trigram/acc") == "pretrain/a"
+    with pytest.raises(UndeclaredQuestion, match="not in the family declared in here"):
         d.diff("val/acc", {"experiment": "pretrain/a"}, {"experiment": "pretrain/c"}).verdict()
 
 

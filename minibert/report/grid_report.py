@@ -20,7 +20,7 @@ from minibert.ablation.grid import Claim, Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.pairs import keys
-from minibert.report import comparison, curves, figures, provenance, questions, stats, table
+from minibert.report import comparison, curves, figures, provenance, questions, stats, table, verdicts
 from minibert.report.query import Data, Diff
 from minibert.stats import accuracies
 
@@ -308,13 +308,6 @@ def claims_of(grid: Grid, data: Data) -> list[Claim]:
     return [c for c in grid.claims if c.experiments() <= set(data.experiments())]
 
 
-def collect(grid: Grid, data: Data, out: Path) -> None:
-    """Ask the grid's claims of its table, so that their verdicts join its family (stats.Family) before it is
-    frozen; those a comparison recorded in `out/comparisons/` judges join none."""
-    for claim in claims_of(grid, data):
-        claim_answer(claim, data, out)
-
-
 def title(out: Path, grid: Grid) -> str:
     """'dyck grid' for a grid file of the configs; a grid written into its own folder (`<out>/grid.yaml`) is named
     by its folder: 'comparison compare/MaskRate30-pairs-dyck' for one compare.py wrote, 'yardsticks/dyck grid'
@@ -335,11 +328,8 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
     figure drawn); `outputs`, if given, receives every file it writes or would write."""
     out = Path(out)
     data = Data.load(out) if data is None else data
-    if not data.family.frozen:  # alone (not in a build of every page): its declared family, the claims asked
-        if data.family.declared is None:
-            questions.declare(data, grid, root)
-        collect(grid, data, out)
-        data.family.freeze()
+    if not data.family.frozen:  # alone (not in a build of every page): its family judged here
+        verdicts.decide(data, grid, root)
     answers = [claim_answer(c, data, out) for c in claims_of(grid, data)] + compare_answers(out, data)
     drawn = {}
     if shown := [(a.text.replace("`", ""), a.diff, a.decided) for a in answers if a.diff is not None]:  # as prose
@@ -372,7 +362,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
                "seeds": data.seeds(), "runs": data.runs(), "grids": other_grids(out),
                "pages": [os.path.relpath(p, out.resolve()) for p in pages],
                "family": data.family.summary()}  # fmt: skip
-    written = []
+    written = verdicts.write(out, data.family.rows, check)
     for name in ("ablation.md", "dashboard.html"):
         text = TEMPLATES.get_template(f"grid.{name.rsplit('.', 1)[1]}.j2").render(**context)
         if not (out / name).is_file() or (out / name).read_text() != text:
@@ -380,7 +370,7 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
             if not check:
                 write_atomic(out / name, text)
     if outputs is not None:
-        outputs += [out / name for name in (*drawn, "ablation.md", "dashboard.html")]
+        outputs += [out / name for name in (*drawn, verdicts.FILE, "ablation.md", "dashboard.html")]
     return written
 
 

@@ -121,6 +121,8 @@ class Diff(_Interval):
     family: stats.Family | None = None  # its grid's verdicts, held together (stats.Family)
     question: str = ""  # as its family keys it (minibert.report.questions)
     rule: str = ""  # a recorded comparison's verdict ("A better", "alike", ...): the interval does not change it
+    record: str = ""  # that comparison ("comparisons/<name>"), whose row in verdicts.csv states the question
+    decided_on: int = 0  # the seeds its verdict was reached on (the look it stopped at), where `record` is set
 
     @property
     def favour(self) -> Interval:
@@ -372,7 +374,10 @@ class Data:
         docs = self.clustered((metric, sa.experiment), (metric, sb.experiment), both) if category == "" else None
         iv = docs if docs is not None else stats.paired(sa.values, sb.values, na, nb)
         lower = scoreboard.lower_is_better(metric) if lower_is_better is None else lower_is_better
-        return Diff(sa, sb, iv, lower, self.family, _question(sa, sb, a, b))
+        question = _question(sa, sb, a, b)
+        if (row := self.family.stated.get(stats.canonical(question))) is not None:
+            return _stated(row, sa, sb, lower, self.family, question)
+        return Diff(sa, sb, iv, lower, self.family, question)
 
     def between(self, a: str, b: str, category: str = "", **where: Any) -> Diff:
         """Metric `a` - metric `b` of one experiment, paired by seed: e.g. the Bayes predictor's accuracy minus
@@ -409,6 +414,17 @@ class Data:
 
     def runs(self, **where: Any) -> int:
         return len(self.rows(**where)[["experiment", "seed"]].drop_duplicates())
+
+
+def _stated(row, a: Stat, b: Stat, lower_is_better: bool, family: stats.Family, question: str) -> Diff:
+    """A - B as the recorded comparison that judged it states it (a row of minibert.report.verdicts): the mean's
+    sequence at its last look, the seeds it stopped at, its sign rule's verdict."""
+    first = row.first == questions.side(a.experiment, a.metric, a.category)
+    rule = {"first better": "A better" if first else "B better", "second better": "B better" if first else "A better"}
+    iv = row.interval if first else -row.interval
+    return Diff(
+        a, b, iv, lower_is_better, family, question, rule.get(row.verdict, row.verdict), row.record, row.decided_on
+    )
 
 
 def _question(a: Stat, b: Stat, where_a: dict, where_b: dict) -> str:

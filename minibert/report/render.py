@@ -85,6 +85,7 @@ from minibert.report import (
     text_recipe,
     transfer,
     validity,
+    verdicts,
     writeup,
 )
 from minibert.report.query import Data, QueryError, Stat, markdown_table
@@ -139,9 +140,8 @@ class Answer:
 
 
 class Renderer:
-    """Renders pages over the grids' tables, each table read once. Verdicts drawn from one table share its
-    family (stats.Family): `build` lets every dashboard and page ask its questions first, then freezes the
-    families and renders; a page rendered alone first asks its own."""
+    """Renders pages over the grids' tables, each table read once and its verdicts judged once, as it is read
+    (minibert.report.verdicts): a page quotes their rows, in one pass with nothing asked first."""
 
     def __init__(self, root: str | Path = "."):
         self.root = Path(root)
@@ -170,16 +170,15 @@ class Renderer:
         self.readers: dict[Path, list[Path]] = {}  # table folder -> the pages that read it
         self.outputs: list[Path] = []  # every page and figure rendering writes (or, checking, would write)
         self.drawing = True  # False: figures are named, not drawn (--check changes nothing)
-        self.frozen = False
 
     def data(self, folder: Path) -> Data:
-        """The table in `folder`, read once; its family is named by the folder, relative to the repository, and
-        declared by its grid (minibert.report.questions) before any page asks it anything."""
+        """The table in `folder`, read once; its family is named by the folder, relative to the repository,
+        declared by its grid and judged whole (minibert.report.verdicts) before any page asks it anything."""
         folder = Path(folder).resolve()
         if folder not in self.tables:
             data = Data.load(folder)
             data.family.name = os.path.relpath(folder, self.root.resolve())
-            questions.declare(data, self.grid_of(folder), self.root)
+            verdicts.decide(data, self.grid_of(folder), self.root)
             self.tables[folder] = data
         self.touched.add(folder)
         return self.tables[folder]
@@ -251,21 +250,10 @@ class Renderer:
         return self.records[name, record]
 
     def answer(self, name: str, metric: str, a: str, b: str) -> Answer:
-        """A - B on `metric` in grid `name`, judged once: by the sequence of a comparison recorded in the grid's
-        `comparisons/` folder that holds the pair (either way round), else on the grid's seeds with its family.
-        A page that quotes it never adds a second, fixed-sample verdict on the same seeds."""
-        data = self.grid(name)
-        for path in sorted((self.root / grid_dir(name) / "comparisons").glob("*.json")):
-            for j in self.comparison(name, path.stem).judged:
-                if j.pair.metric == metric and {j.pair.a, j.pair.b} == {a, b}:
-                    diff = comparison.as_diff(data, j)
-                    if diff is not None and j.pair.a == b:  # recorded the other way round
-                        diff = diff.swapped()
-                    if diff is not None:
-                        seeds = j.verdict.look if j.stopped else j.looks
-                        return Answer(diff, f"comparisons/{path.stem}", seeds)
-        diff = data.diff(metric, {"experiment": a}, {"experiment": b})
-        return Answer(diff, "", diff.interval.seeds)
+        """A - B on `metric` in grid `name`, as its row in the grid's verdicts states it (minibert.report.verdicts):
+        a comparison recorded in the grid's `comparisons/` folder that judged the pair, else the grid's family."""
+        diff = self.grid(name).diff(metric, {"experiment": a}, {"experiment": b})
+        return Answer(diff, diff.record, diff.decided_on if diff.record else diff.seeds)
 
     def recorded(self) -> list[tuple[str, str]]:
         """(grid name, record name) of every comparison recorded under `results/`, in path order."""
@@ -314,20 +302,14 @@ class Renderer:
         """The family of every table read that judged a paired comparison, by folder."""
         return sorted((d.family for d in self.tables.values() if d.family.p), key=lambda f: f.name)
 
-    def freeze(self) -> None:
-        for d in self.tables.values():
-            if not d.family.frozen:
-                d.family.freeze()
-
-    def _render(self, template: Path, final: bool) -> tuple[Path, str]:
+    def _render(self, template: Path) -> tuple[Path, str]:
         page = self.root / template.with_suffix("")
         here = page.parent
 
         def drawn(title, name, draw, *args):
-            if final:  # the render that counts, not a page asking its questions
-                self.outputs.append(here / name)
-                if self.drawing:
-                    draw(here / name, *args)
+            self.outputs.append(here / name)
+            if self.drawing:
+                draw(here / name, *args)
             return f"![{title}]({name})"
 
         def forest(name, rows, title):
@@ -342,20 +324,12 @@ class Renderer:
         self.touched = set()
         return page, self.env.get_template(template.as_posix()).render(forest=forest, lines=lines, scatter=scatter)
 
-    def ask(self, template: Path) -> None:
-        """Render a page without writing anything, so that its questions join their tables' families (and each
-        table knows the pages that read it)."""
-        page, _ = self._render(template, final=False)
-        for folder in self.touched:
-            self.readers.setdefault(folder, []).append(page)
-
     def render(self, template: Path) -> tuple[Path, str]:
         """(page path, its text); figures the page declares are written beside it as it renders. A page that
-        judged any paired comparison ends with a line naming the families its verdicts are held in."""
-        if not self.frozen:  # rendered alone: its own questions make its tables' families
-            self.ask(template)
-            self.freeze()
-        page, text = self._render(template, final=True)
+        reads a grid judged by its family ends with a line naming the families its verdicts are held in."""
+        page, text = self._render(template)
+        for folder in self.touched:  # each table knows the pages that read it
+            self.readers.setdefault(folder, []).append(page)
         families = [self.tables[f].family for f in sorted(self.touched) if self.tables[f].family.p]
         if families and page.suffix == ".md":
             text = text.rstrip("\n") + "\n\n" + stats.family_note(families) + "\n"
@@ -372,51 +346,46 @@ class Renderer:
 
 
 # what a page's question may meet: a table without the figure, or a family that does not hold the question
-ASKING = (QueryError, TableError, stats.LateQuestion, stats.UndeclaredQuestion, stats.AskedTwice,
+ASKING = (QueryError, TableError, stats.LateQuestion, stats.UndeclaredQuestion, stats.NotItsRow,
           questions.FamilyError)  # fmt: skip
 
 
 def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | None = None) -> list[Path]:
-    """Render every grid's own report and every declared page; returns the pages written, or with `check`
-    those whose text would change (drawing nothing). Every dashboard and page asks its questions first, so that
-    each table's verdicts are held together across all of them (stats.Family). `outputs`, if given, receives
-    every file the build writes, or would write: pages and figures."""
+    """Render every grid's own report and verdicts table and every declared page; returns the files written, or
+    with `check` those whose text would change (drawing nothing). Each table's verdicts are judged once, as it is
+    read (minibert.report.verdicts), so every dashboard and page quotes the same rows. `outputs`, if given,
+    receives every file the build writes, or would write: pages, verdicts tables and figures."""
     if not (Path(root) / PAGES).is_dir():
         raise ReportError(f"--root {root}: not a minibert checkout (no {PAGES}/ in it): run it in the repository, or "
                           "give --root the repository's folder")  # fmt: skip
     renderer, changed = Renderer(root), []
     renderer.drawing = not check
     outs = [t.parent for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
-    templates = renderer.templates()
     try:
-        for out in outs:  # every table read, and checked, before anything asks it which grid it holds
+        for out in outs:  # every table read, checked and judged before any page quotes it
             data = renderer.data(out)
             _ = data.curves, data.provenance  # and the narrow tables beside it, read (once) and checked here
         grids = [(out, renderer.grid_of(out)) for out in outs]
-        for out, grid in grids:
-            grid_report.collect(grid, renderer.data(out), Path(out))
-        for template in templates:
-            renderer.ask(template)
-    except (GridError, jinja2.TemplateError, *ASKING) as err:
+    except (GridError, *ASKING) as err:
         raise ReportError(str(err)) from None
-    renderer.freeze()
-    renderer.frozen = True
+    rendered = []
+    for template in renderer.templates():
+        try:
+            rendered.append(renderer.render(template))
+        except (jinja2.TemplateError, *ASKING) as err:
+            raise ReportError(f"{PAGES / template}: {err}") from None
     for out, grid in grids:
         pages = renderer.readers.get(out.resolve(), [])
         try:
             changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
         except ASKING as err:
             raise ReportError(str(err)) from None
-    for template in templates:
-        try:
-            page, text = renderer.render(template)
-        except (jinja2.TemplateError, *ASKING) as err:
-            raise ReportError(f"{PAGES / template}: {err}") from None
+    for page, body in rendered:
         old = page.read_text() if page.is_file() else None
-        if old != text:
+        if old != body:
             changed.append(page)
             if not check:
-                write_atomic(page, text)
+                write_atomic(page, body)
     if outputs is not None:
         outputs += renderer.outputs
     return changed

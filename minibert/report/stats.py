@@ -21,6 +21,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 
+from minibert.stats.holm import adjusted
 from minibert.stats.intervals import (
     NAN,
     Interval,
@@ -94,89 +95,88 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
 class Family:
     """The paired comparisons drawn from one grid's table, held together by Holm's step-down (Holm, Scand. J.
     Statist. 1979). Its questions are declared before the data (`declare`: the grid's claims and its family file,
-    minibert.report.questions), so what the pages go on to ask cannot choose them. The report renders twice:
-    first every dashboard and page asks its questions (`sign` records each one's p-value under its question), then
-    `freeze` adjusts the whole declared family at once and every verdict is read again. A declared question no page
-    asks counts at p = 1: it spends its share of alpha all the same, so the family does not depend on which
-    questions were read out. A question the declaration does not hold is refused (UndeclaredQuestion). So the
-    "A better" verdicts drawn from one table hold together at 95% however many pages show them, and two pages
-    that quote one comparison say the same of it. The p-value of an interval is its t-test's: |mean| over the
-    standard error its half-width implies, on its degrees of freedom. Intervals are shown as they are (each 95%);
-    only the verdicts are adjusted. A family never declared (a table read outside a grid) is the questions asked.
+    minibert.report.questions), and every one of them is judged once from the table (`decide`, called by
+    minibert.report.verdicts with the rows it writes to verdicts.csv), so what the pages go on to ask cannot
+    choose them, and a declared question no page reads spends its share of alpha all the same. A page's verdict
+    is its question's row: `sign` refuses a question the declaration does not hold (UndeclaredQuestion) and an
+    interval other than the row's (NotItsRow). So the "A better" verdicts drawn from one table hold together at
+    95% however many pages show them, and two pages that quote one comparison say the same of it. The p-value of
+    an interval is its t-test's: |mean| over the standard error its half-width implies, on its degrees of
+    freedom. Intervals are shown as they are (each 95%); only the verdicts are adjusted. A table read outside
+    any grid declares no family: each of its verdicts stands alone.
 
     >>> f = Family("g")  # two intervals that each exclude 0 (p = 0.03 and 0.04), but not both at 95% together
     >>> f.declare(["a vs b", "c vs d"], "their grid")
     >>> ivs = [Interval(0.03, 0.003, 0.057, 30, 29.0), Interval(0.02, 0.001, 0.039, 30, 29.0)]
-    >>> [f.sign(iv, q) for iv, q in zip(ivs, ["a vs b", "d vs c"])], f.freeze(), f.sign(ivs[0], "b vs a")
-    ([1, 1], 2, 0)
+    >>> f.decide({"a vs b": p_value(ivs[0]), "c vs d": p_value(ivs[1])})
+    >>> [f.sign(iv, q) for iv, q in zip(ivs, ["a vs b", "d vs c"])], f.size
+    ([0, 0], 2)
     """
 
     def __init__(self, name: str = "") -> None:
         self.name = name
-        self.declared: frozenset[str] | None = None  # canonical questions; None: whatever is asked
+        self.declared: frozenset[str] | None = None  # canonical questions; None: no family (each verdict alone)
         self.source = ""  # where they were declared
-        self.p: dict[str, float] = {}  # canonical question -> its p-value, as asked
-        self.holds: set[str] | None = None  # None while collecting
+        self.p: dict[str, float] = {}  # canonical question -> its row's p-value (absent: not in the table)
+        self.holds: set[str] | None = None  # the questions Holm decides; None until `decide`
+        self.adjusted: dict[str, float] = {}  # canonical question -> Holm's adjusted p-value
+        self.stated: dict[str, object] = {}  # canonical question -> the recorded comparison's row pages quote
+        self.rows: list = []  # every verdict, as verdicts.csv holds them (minibert.report.verdicts.Row)
 
     @property
     def frozen(self) -> bool:
         return self.holds is not None
 
     def declare(self, questions: Iterable[str], source: str) -> None:
-        """Fix the family before any question is asked: `questions` as minibert.report.questions writes them."""
+        """Fix the family before any question is judged: `questions` as minibert.report.questions writes them."""
         self.declared, self.source = frozenset(map(canonical, questions)), source
+        self.p, self.holds, self.stated = {}, None, {}
+
+    def decide(self, p: Mapping[str, float], alpha: float = 0.05) -> None:
+        """Holm's step-down over every declared question at once, from each one's p-value read off the table
+        (`p`; a question it lacks, one the table does not hold, counts at p = 1)."""
+        names = sorted(self.declared or ())
+        self.adjusted = dict(zip(names, adjusted([p.get(q, 1.0) for q in names])))
+        self.p = {q: p[q] for q in names if q in p}
+        self.holds = {q for q in names if self.adjusted[q] <= alpha}
 
     def sign(self, iv: Interval, question: str) -> int:
-        """+1 / -1 when the interval's sign is decided (while collecting: on its own; then: after Holm), else 0.
-        UndeclaredQuestion for a question outside a declared family; LateQuestion for one not asked while
-        collecting (an undeclared family chosen after seeing the answers holds nothing)."""
+        """+1 / -1 when the interval's sign is decided (in a declared family: after Holm), else 0."""
         side = 1 if iv.lo > 0 else -1 if iv.hi < 0 else 0
         key = canonical(question)
         if not key:
             raise ValueError(f"{self.name or 'a table'}: a verdict held in a family names its question")
-        if self.declared is not None and key not in self.declared:
+        if self.declared is None:
+            return side
+        if key not in self.declared:
             raise UndeclaredQuestion(f"{self.name or 'a table'}: {question!r} is not in the family declared in "
                                      f"{self.source}: a family is fixed before the runs, so a page may judge only "
                                      "what was declared (or declare it in its grid's family file, "
                                      "configs/families/<grid>.yaml, and run the grid again)")  # fmt: skip
         if self.holds is None:
-            p = p_value(iv)
-            if key in self.p and not math.isclose(self.p[key], p, rel_tol=1e-9, abs_tol=1e-12):
-                raise AskedTwice(f"{self.name or 'a table'}: {question!r} was asked twice with different intervals "
-                                 f"(p = {self.p[key]:.4g}, then {p:.4g}): one question, one interval")  # fmt: skip
-            self.p[key] = p
-            return side
-        if key in self.p:
-            return side if key in self.holds else 0
-        raise LateQuestion(
-            f"{self.name or 'a table'}: {question!r} was asked after its family was frozen: a page "
-            "must ask every question it judges while the families collect, whatever the answers"
-        )
+            raise LateQuestion(f"{self.name or 'a table'}: {question!r} asked before its family was judged "
+                               "(minibert.report.verdicts.decide)")  # fmt: skip
+        p, row = p_value(iv), self.p.get(key, 1.0)
+        if not math.isclose(row, p, rel_tol=1e-9, abs_tol=1e-12):
+            raise NotItsRow(f"{self.name or 'a table'}: {question!r} asked with an interval (p = {p:.4g}) other than "
+                            f"its row's in verdicts.csv (p = {row:.4g}): one question, one interval")  # fmt: skip
+        return side if key in self.holds else 0
 
     @property
     def size(self) -> int:
-        return len(self.declared) if self.declared is not None else len(self.p)
-
-    def freeze(self, alpha: float = 0.05) -> int:
-        """Decide: Holm's step-down over the family (declared questions never asked at p = 1); returns its size."""
-        questions = self.declared if self.declared is not None else self.p
-        ordered = sorted(questions, key=lambda q: (self.p.get(q, 1.0), q))
-        self.holds = set()
-        for i, q in enumerate(ordered):
-            if self.p.get(q, 1.0) > alpha / (len(ordered) - i):
-                break
-            self.holds.add(q)
-        return len(ordered)
+        return len(self.declared) if self.declared is not None else 0
 
     def summary(self) -> str:
-        """'3 of 54 decided (27 one by one)': what Holm decided, and what each interval alone would have; a
-        declared family says where, and how many of its questions no page read."""
+        """'3 of 54 decided (27 one by one; declared in ...)': what Holm decided, and what each interval alone
+        would have; how many declared questions the table does not hold."""
         alone = sum(p < 0.05 for p in self.p.values())
         said = f"{len(self.holds or ())} of {self.size} decided ({alone} one by one"
-        if self.declared is None:
-            return said + ")"
-        unasked = len(self.declared - set(self.p))
-        return said + (f"; {unasked} not read, counted at p = 1" if unasked else "") + f"; declared in {self.source})"
+        missing = self.size - len(self.p)
+        return (
+            said
+            + (f"; {missing} not in the table, counted at p = 1" if missing else "")
+            + f"; declared in {self.source})"
+        )
 
 
 def canonical(question: str) -> str:
@@ -188,15 +188,15 @@ def canonical(question: str) -> str:
 
 
 class LateQuestion(ValueError):
-    """A verdict asked of a frozen family that never collected its question."""
+    """A verdict asked of a declared family before its questions were judged."""
 
 
 class UndeclaredQuestion(ValueError):
     """A verdict asked of a declared family that does not hold its question."""
 
 
-class AskedTwice(ValueError):
-    """One question asked of a family with two different intervals: which one its verdict holds is ambiguous."""
+class NotItsRow(ValueError):
+    """A question asked with an interval other than the one its row holds: which verdict it states is ambiguous."""
 
 
 def family_note(families: list[Family]) -> str:

@@ -100,7 +100,7 @@ class Study:
         self.settings = order
         arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
         self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
-        self._compared: dict[tuple, object] = {}  # a page renders twice: each bootstrap runs once
+        self._compared: dict[tuple, object] = {}  # pages ask again: each bootstrap runs once
         self.target, self.control, self.not_cloze = TARGET, CONTROL, NOT_CLOZE  # for the page
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:

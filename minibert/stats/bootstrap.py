@@ -159,6 +159,8 @@ def clustered(
     k = math.sqrt(v_question / (c @ c / C**2)) if c @ c > 0 else 0.0
     clusters_part = k * c[rng.integers(0, C, (replicates, C), dtype=np.int32)].mean(1)  # (B,) the clusters' draw
     seed_part = math.sqrt(v_seed) * rng.standard_t(S - 1, replicates)  # (B,)
-    lo, hi = np.quantile(seed_part + clusters_part, [0.025, 0.975])
+    # each part with its mirror image (both are symmetric about 0), so that A - B is exactly -(B - A)
+    draws = np.concatenate([seed_part + clusters_part, seed_part - clusters_part])
+    lo, hi = np.quantile(np.concatenate([draws, -draws]), [0.025, 0.975])
     return SharedInterval(float(mean), float(mean + lo), float(mean + hi), S, float(df), Q, C, float(v_question),
                           float(ms_question))  # fmt: skip
