@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from minibert.atomic_writes import write_atomic
-from minibert.report.comparison import recorded
-from minibert.report.query import Data
+from minibert.compare.comparison import recorded
 from minibert.stats import betting, sign
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results/compare/sequence_cost.md"

@@ -17,9 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from minibert.languages.base import MASK_ID, Language
+from minibert.references.credit import IGNORE
 from minibert.validation import UNIT_INTERVAL, check
-
-IGNORE = -100  # label at positions that are not graded (torch's cross_entropy ignore_index)
 
 # What happened to each position: the per-position `kind` returned by MaskingRecipe.apply.
 UNTOUCHED, MASKED, RANDOM, KEPT = 0, 1, 2, 3

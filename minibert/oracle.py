@@ -36,19 +36,11 @@ from lightning.pytorch.utilities import rank_zero_warn
 
 from minibert.languages.base import Language
 from minibert.masking import IGNORE, MaskingRecipe
+from minibert.references.credit import tie_credit
 
 _TINY = np.finfo(np.float64).tiny
-TIE_RTOL = 1e-9  # posteriors within this relative distance of the maximum count as tied with it
 _CACHE: OrderedDict[str, object] = OrderedDict()
 _CACHE_SIZE = 16
-
-
-def tie_credit(posterior: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """(N, V) posteriors and (N,) true ids -> (N,) credit: 1/t if the target is among the t most likely tokens."""
-    top = posterior.max(-1, keepdims=True)
-    tied = posterior >= top * (1.0 - TIE_RTOL)  # (N, V)
-    hit = np.take_along_axis(tied, target[:, None], axis=1)[:, 0]
-    return hit / tied.sum(-1)
 
 
 def posterior(language: Language, recipe: MaskingRecipe, inputs: np.ndarray, causal: bool) -> np.ndarray:

@@ -1,8 +1,9 @@
 """One sweep of a grid: plan its runs, train what is missing, record the table and publish the pages it feeds.
 
 `scripts/ablate.py` is this with a command line; `minibert.compare` calls it directly, one seed at a time.
-It sits above both the runner (minibert.ablation: plan, triage, train) and the report (minibert.report:
-the table and its pages), the one place the two meet.
+It sits above the runner (minibert.ablation: plan, triage, train) and the tables (minibert.tables), the one
+place the two meet; the pages a table feeds are rendered by whatever the caller hands it as `render`
+(scripts/ablate.py: minibert.report.render.publish), so the report engine sits above it.
 
 Runs are resumable: a sweep reuses runs whose summary.json is complete and was made by the same code, and
 redoes any run killed mid-way, damaged or stale. One sweep per `out` at a time (a second one says who holds
@@ -10,7 +11,8 @@ it). Before anything trains, every cell about to train is built and what it will
 grid's claims and tables (minibert.ablation.preflight).
 
 Example:
-    >>> Sweep("configs/ablations/dyck.yaml", Path("results/dyck"), seeds=[0, 1], workers=2).run()  # doctest: +SKIP
+    >>> from minibert.report.render import publish  # doctest: +SKIP
+    >>> Sweep("configs/ablations/dyck.yaml", Path("results/dyck"), seeds=[0, 1], render=publish).run()  # doctest: +SKIP
     0
 """
 
@@ -23,6 +25,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,9 +39,9 @@ from minibert.ablation.preflight import preflight
 from minibert.ablation.runner import DamagedSummary, Run, plan, run_all, triage
 from minibert.checkout import CHECKOUT
 from minibert.places import shown
-from minibert.report import questions, render, reproduction, table
-from minibert.report.grid_report import ReportError, record
-from minibert.report.table import FILE, TableError, grid_of_table, read_json
+from minibert.tables import questions, reproduction, table
+from minibert.tables.record import RecordError, record
+from minibert.tables.table import FILE, TableError, grid_of_table, read_json
 
 ROOT = CHECKOUT  # grids, configs and plug-ins are named from the checkout
 # multiprocessing's resource tracker frees the semaphores of workers a Ctrl-C ended, and warns that it did: noise
@@ -66,7 +69,9 @@ class Sweep:
     reuse_stale: bool = False  # reuse finished runs made by other code (warns)
     report_only: bool = False  # only rebuild the table and pages from finished runs
     replace_report: bool = False  # allow a table that drops runs of the old one
-    pages: bool = True  # publish the pages the table feeds (python -m minibert.report renders them otherwise)
+    # renders the pages the table feeds once it is written, (out, grid, root) -> files written: the report engine's
+    # minibert.report.render.publish; None: the table alone (python -m minibert.report renders them later)
+    render: Callable[[Path, Grid, Path], list[Path]] | None = None
     executor: str = "local"
     plugins: list[str] = field(default_factory=list)  # folders plug-ins named by class path are imported from
     slurm: dict[str, str] = field(default_factory=dict)  # partition, account
@@ -96,7 +101,7 @@ class Sweep:
             check_quick(out, self.quick)
             with OutLock(out):
                 return self._run(grid, out, start)
-        except (GridError, ReportError, render.ReportError, TableError, questions.FamilyError) as err:
+        except (GridError, RecordError, TableError, questions.FamilyError) as err:
             if made and not any(out.glob("runs/**/summary.json")):  # nothing of value in it: no leftovers
                 shutil.rmtree(out, ignore_errors=True)
             return _error(str(err), EXIT_BAD_INPUT, self.prog)
@@ -148,8 +153,8 @@ class Sweep:
         else:
             made = self._made(seeds, experiments, finished, runs, done, trained, time.perf_counter() - start)
             written = record(out, grid, finished, made, self.replace_report, ROOT)
-        if self.pages:  # one writer: the pages this table feeds, as python -m minibert.report renders them
-            written += render.publish(out, grid, ROOT)
+        if self.render is not None:  # one writer: the pages this table feeds, as python -m minibert.report renders them
+            written += self.render(out, grid, ROOT)
         found = None
         if committed is not None:
             found = reproduction.compare_tables(committed[0], table.read(out))
@@ -177,7 +182,12 @@ class Sweep:
     def _committed(self, out: Path):
         """(the committed table, the bytes of every page a sweep may rewrite) for a sweep into a table of the
         checkout's results/ that is there already; None otherwise (a new folder, a user's own, report-only)."""
-        if self.report_only or not self.pages or not out.is_relative_to(ROOT / "results") or not (out / FILE).is_file():
+        if (
+            self.report_only
+            or self.render is None
+            or not out.is_relative_to(ROOT / "results")
+            or not (out / FILE).is_file()
+        ):
             return None
         return table.read(out), reproduction.snapshot(ROOT)
 
@@ -231,7 +241,7 @@ class Sweep:
             "wall time of this invocation": f"{wall:.1f} s ({trained} runs trained, {len(done) - trained} reused, "
             f"{len(runs) - len(done)} missing)",
             "sum of the runs' own wall times": f"{own:.1f} s",
-            "figures": {  # minibert.report.query.Data.invocation
+            "figures": {  # minibert.tables.query.Data.invocation
                 "wall_time_s": round(wall, 1),
                 "runs_trained": trained,
                 "runs_reused": len(done) - trained,

@@ -122,6 +122,7 @@ def trains_locally(args: argparse.Namespace) -> bool:
 if __name__ == "__main__" and trains_locally(parse_args()):
     sys.warnoptions.append("ignore:resource_tracker:UserWarning")  # minibert.sweep.QUIET_TRACKER, before the fork
     start_fork_server()  # server starts the resource tracker (which copies these flags); the sweep is imported below
+from minibert.report.render import publish  # noqa: E402
 from minibert.sweep import Sweep  # noqa: E402
 
 
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         report_only=args.report_only,
         replace_report=args.replace_report,
         publish=args.publish,
-        pages=not args.no_report,
+        render=None if args.no_report else publish,
         executor=args.executor,
         plugins=args.plugins,
         slurm={k: v for k, v in (("partition", args.slurm_partition), ("account", args.slurm_account)) if v},

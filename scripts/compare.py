@@ -80,8 +80,9 @@ def parse_args(argv: list[str] | None = None) -> Request:
 def main(argv: list[str] | None = None) -> int:
     request = parse_args(argv)
     from minibert.compare.session import compare
+    from minibert.report.render import publish
 
-    return compare(request)
+    return compare(request, render=publish)
 
 
 if __name__ == "__main__":

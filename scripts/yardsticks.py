@@ -47,13 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from minibert.compare.committed import committed_folder, yardstick_grid
     from minibert.compare.yardsticks import relative
+    from minibert.report.render import publish
     from minibert.sweep import Sweep
 
     code = 0
     for language in args.languages:
         grid = yardstick_grid(args.yardsticks, language)
         status = Sweep(relative(grid), committed_folder(language), seeds=list(range(args.seeds)), workers=args.workers,
-                       command=args.command, publish=True, prog="yardsticks.py").run()  # fmt: skip
+                       command=args.command, publish=True, prog="yardsticks.py", render=publish).run()  # fmt: skip
         code = max(code, status)
     return code
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from minibert.report import table
+from minibert.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_SUMMARIES = "runs/*/*/*/summary.json"  # <out>/runs/<group>/<name>/<seed-key>/summary.json

@@ -58,8 +58,8 @@ def default_grid(tmp_path_factory):
     its return code, stderr, wall time and collected results."""
     import time
 
-    from minibert.report.table import read
     from minibert.stats import accuracies
+    from minibert.tables.table import read
 
     out = tmp_path_factory.mktemp("default_grid")
     start = time.perf_counter()

@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from minibert.report import table
-from minibert.report.query import Data
+from minibert.report.render import publish
+from minibert.tables import table
+from minibert.tables.query import Data
 from minibert.training import code_version
 from tests.ablating import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, made, tiny_grid
 
@@ -399,10 +400,10 @@ def test_a_rerun_into_a_committed_table_says_whether_it_reproduced_and_leaves_it
 
     def rerun() -> tuple[int, str]:
         shutil.rmtree(out / "runs")  # a fresh clone: the committed table without its runs
-        code = Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1).run()
+        code = Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1, render=publish).run()
         return code, capsys.readouterr().out.strip().splitlines()[-1]
 
-    assert Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1).run() == 0  # the table as committed
+    assert Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1, render=publish).run() == 0  # the table as committed
 
     def files() -> dict:  # what git tracks: not the runner's lock
         return {p: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".ablate.lock"}

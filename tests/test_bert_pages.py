@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from minibert.report import table
 from minibert.report.render import Renderer
-from minibert.report.stats import number
+from minibert.tables import table
+from minibert.tables.stats import number
 from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from minibert.report.query import Data
-from minibert.report.table import FILE
 from minibert.stats import accuracies
+from minibert.tables.query import Data
+from minibert.tables.table import FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 GRIDS = sorted(p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob(f"results/**/{FILE}"))

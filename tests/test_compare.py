@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import yaml
 
-from minibert.report import table
-from minibert.report.comparison import ComparisonError, Design, Pair, as_diff, judge
-from minibert.report.comparison import table as table_lines
-from minibert.report.query import Data
+from minibert.compare.comparison import ComparisonError, Design, Pair, as_diff, judge
+from minibert.compare.comparison import table as table_lines
 from minibert.stats import betting
 from minibert.stats.sign import decide, first_bound, stops
+from minibert.tables import table
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"trainer.max_steps": 6, "trainer.val_check_interval": 6, "data.val_size": 64, "data.val_batch_size": 64,
@@ -218,7 +218,7 @@ def test_every_seed_counts_at_its_value_and_failures_are_counted_per_arm(tmp_pat
 
 
 def test_a_figure_outside_its_range_or_a_metric_of_unknown_range_is_refused(tmp_path):
-    from minibert.report.comparison import ComparisonError
+    from minibert.compare.comparison import ComparisonError
 
     pair = Pair("x/a", "x/b", "val/loss")
     with pytest.raises(ComparisonError, match="range is not known"):
@@ -250,7 +250,7 @@ def test_a_record_judged_by_an_earlier_rule_is_judged_again_by_the_sign_rule(tmp
     sequence and margin) or, before it, the safe t-test. It is judged again by the sign rule, which has nothing
     to tune, at the default band, and says what it was first judged by; a design whose bounds or band change is
     another question, and a rule this code does not know is refused."""
-    from minibert.report.comparison import ComparisonError
+    from minibert.compare.comparison import ComparisonError
 
     a = {s: 0.80 + 0.01 * (s % 3) for s in range(6)}
     b = {s: 0.58 + 0.01 * (s % 2) for s in range(6)}
@@ -432,13 +432,13 @@ def test_on_a_shared_validation_set_the_means_sequence_holds_the_sets_own_error_
     set's term (`_shared_set`), it stays below 5% (the audited mistake: intervals without validation error)."""
     import numpy as np
 
-    from minibert.report.comparison import _shared_set
+    from minibert.compare.comparison import _shared_set
 
     rng, n, p, experiments, seeds = np.random.default_rng(0), 2000, 0.6, 1000, 400
     se = np.sqrt(2 * p * (1 - p) / n)
     wrong = {"seeds only": 0, "with the set's error": 0}
 
-    class Shared:  # the two arms' figures as a grid's table gives them (minibert.report.query.Stat)
+    class Shared:  # the two arms' figures as a grid's table gives them (minibert.tables.query.Stat)
         mean, n, shared = p, 2000, True
 
     class Table:
@@ -468,7 +468,7 @@ def test_on_text_every_seed_draws_from_the_same_documents_so_the_means_sequence_
     the documents' term it bounds from the first 10 seeds, though no set is shared: with no true difference over
     documents, a winner is called at most 5% of the time over 400 seeds, against more than 30% of the time from
     the seeds alone."""
-    from minibert.report.comparison import _shared_set
+    from minibert.compare.comparison import _shared_set
 
     rng, experiments, logged = np.random.default_rng(1), 300, 10
     wrong = {"seeds only": 0, "with the documents' term": 0}
@@ -509,7 +509,7 @@ def test_the_documents_term_is_an_upper_bound_from_the_comparisons_own_seeds_and
     and only the comparison's own seeds enter it: runs of another grid under the same names do not."""
     from scipy.stats import norm
 
-    from minibert.report.comparison import _shared_set
+    from minibert.compare.comparison import _shared_set
 
     rng, experiments = np.random.default_rng(4), 400
     zero = covered = covered_by_estimate = 0
@@ -553,7 +553,7 @@ def test_mlm_under_another_name_paired_with_committed_mlm_runs_ties_them_seed_by
     monkeypatch.setattr(committed, "committed_folder", lambda language: tmp_path / "yardsticks" / language)
     seeds = list(range(first_bound()))  # one pair: the fewest seeds a verdict could come at
     grid = committed.yardstick_grid(str(spec), "dyck")
-    assert Sweep(str(grid), tmp_path / "yardsticks" / "dyck", seeds=seeds, workers=2, pages=False).run() == 0
+    assert Sweep(str(grid), tmp_path / "yardsticks" / "dyck", seeds=seeds, workers=2).run() == 0
     out = tmp_path / "out"
     argv = [str(tmp_path / "alias.py"), "--yardsticks", str(spec), "--out", str(out), "--max-seeds", str(len(seeds))]
     assert scripts("compare").main(argv) == 0
@@ -577,7 +577,7 @@ def test_a_committed_yardstick_seed_trained_again_gives_its_figures_back(tmp_pat
 
     grid = tmp_path / "grid.yaml"
     grid.write_text((committed.committed_folder("dyck") / "grid.yaml").read_text())
-    assert Sweep(str(grid), tmp_path / "out", seeds=[0], only=["dyck/pretrain/mlm"], workers=1, pages=False).run() == 0
+    assert Sweep(str(grid), tmp_path / "out", seeds=[0], only=["dyck/pretrain/mlm"], workers=1).run() == 0
     again, kept = table.read(tmp_path / "out"), table.read(committed.committed_folder("dyck"))
     for metric in ("val/acc", "val/gap/acc", "val/pairs/acc", "val/pairs/probe/acc"):
         new, old = (float(x[(x.experiment == "dyck/pretrain/mlm") & (x.seed == 0) & (x.metric == metric)

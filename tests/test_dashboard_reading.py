@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from minibert.report import figures, grid_report
-from minibert.report.query import Data
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from minibert.report import table
+from minibert.tables import table
 from tests.chromium import Browser, PageReport, chromium_binary, inspect_page
 
 ROOT = Path(__file__).resolve().parents[1]

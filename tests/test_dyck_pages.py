@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minibert.report import table
-from minibert.report.query import Data
 from minibert.report.render import Renderer
+from minibert.tables import table
+from minibert.tables.query import Data
 from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]

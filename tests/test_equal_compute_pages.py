@@ -14,9 +14,9 @@ import pytest
 from minibert.ablation.grid import load_grid
 from minibert.languages import BracketPairs, Dyck
 from minibert.objectives import MaskedLM
-from minibert.report import table
-from minibert.report.axes import grid_axes
 from minibert.report.render import Renderer
+from minibert.tables import table
+from minibert.tables.axes import grid_axes
 from minibert.training.budget import step_cost
 from minibert.training.module import EncoderModule
 from tests.pages import copy_templates

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from minibert.ablation.grid import load_grid
-from minibert.report import questions
 from minibert.report.render import Renderer, main
-from minibert.report.stats import Family, Interval, LateQuestion, NotItsRow, UndeclaredQuestion
 from minibert.stats.intervals import p_value
+from minibert.tables import questions
+from minibert.tables.stats import Family, Interval, LateQuestion, NotItsRow, UndeclaredQuestion
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "configs/ablations/pairs.yaml and configs/families/pairs.yaml"  # where _checkout's family is declared

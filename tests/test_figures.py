@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from minibert.report import figures
-from minibert.report.query import Diff, Stat
 from minibert.stats.intervals import Interval
+from minibert.tables.query import Diff, Stat
 
 ARMS = [f"objective number {i} with a long descriptive name" for i in range(12)]
 

@@ -14,9 +14,9 @@ import yaml
 
 from minibert.ablation.grid import GridError, check_metrics, load_grid
 from minibert.ablation.runner import plan
-from minibert.report import grid_report
-from minibert.report.axes import grid_axes, settings
-from minibert.report.query import Data
+from minibert.tables.axes import grid_axes, settings
+from minibert.tables.query import Data
+from minibert.tables.record import grid_of
 
 ROOT = Path(__file__).resolve().parent.parent
 GRIDS = sorted(p.stem for p in (ROOT / "configs/ablations").glob("*.yaml"))
@@ -101,7 +101,7 @@ def test_the_tables_axes_tell_apart_every_two_experiments_set_up_differently(nam
 def test_every_committed_table_is_of_a_grid_that_has_its_experiments(out):
     data = Data.load(ROOT / out)
     assert len(set(data.frame["grid"])) == 1
-    assert set(data.experiments()) <= set(grid_report.grid_of(ROOT / out, ROOT).names)  # its grid.yaml, or the named
+    assert set(data.experiments()) <= set(grid_of(ROOT / out, ROOT).names)  # its grid.yaml, or the named
 
 
 def write(tmp_path: Path, *entries: dict, **top) -> Path:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minibert.report.query import Data
 from minibert.report.render import Renderer
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parents[1]
 

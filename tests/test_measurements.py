@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from minibert.report import measurements
-from minibert.report.query import QueryError
 from minibert.report.render import code_constant
+from minibert.tables.query import QueryError
 from minibert.training.budget import SAMPLES
 
 ENTRY = {"what": "a timing", "unit": "s", "values": {"wall": [2.0, 4.0]}, "command": "bash b.sh",

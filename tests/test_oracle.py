@@ -10,7 +10,8 @@ import pytest
 from minibert.languages import BracketPairs, Dyck
 from minibert.masking import IGNORE, MLM_CATEGORIES, MaskingRecipe
 from minibert.objectives import MaskedLM
-from minibert.oracle import mlm_credit, next_token_credit, posterior, tie_credit
+from minibert.oracle import mlm_credit, next_token_credit, posterior
+from minibert.references.credit import tie_credit
 
 SMALL = [Dyck(2, 6, 2), Dyck(3, 4, 2), Dyck(2, 8, 3), Dyck(1, 8, 2), Dyck(3, 6, 3), BracketPairs(kinds=3, pairs=3)]
 

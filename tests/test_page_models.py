@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from minibert.report import table, verdicts
-from minibert.report.query import BY_DOCUMENT, Data, Diff
+from minibert.report import verdicts
 from minibert.report.render import Renderer
+from minibert.tables import table
+from minibert.tables.query import BY_DOCUMENT, Data, Diff
 
 ROOT = Path(__file__).resolve().parents[1]
 

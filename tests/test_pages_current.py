@@ -11,7 +11,7 @@ import pytest
 from minibert.report.render import build
 
 ROOT = Path(__file__).resolve().parents[1]
-# what the runners write beside a table (minibert.report.table, curves, provenance; scripts/ablate.py's run.json and
+# what the runners write beside a table (minibert.tables.table, curves, provenance; scripts/ablate.py's run.json and
 # family.json; scripts/compare.py's grid.yaml and objective.yaml for a plug-in; a text language's corpus record and
 # tokenizer)
 TABLES = {"results.csv", "categories.csv", "documents.csv", "yardsticks.csv", "curves.csv", "code.csv", "run.json",

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from minibert.report import table
 from minibert.report.render import Renderer
+from minibert.tables import table
 from tests.pages import copy_templates
 from tests.validity_tables import ARMS, QUALITY
 from tests.validity_tables import rows as validity_rows
@@ -107,7 +107,7 @@ def test_a_phenomenon_reproduces_when_its_arm_order_holds_over_disjoint_seeds(tm
 
 def test_a_grid_that_graded_pairs_shows_them_first_with_their_floor_and_one_that_did_not_is_unchanged(tmp_path):
     from minibert.report import grid_report
-    from minibert.report.query import Data
+    from minibert.tables.query import Data
 
     with_pairs = Data(pd.DataFrame(pair_rows(1), columns=[*table.FIRST, *table.LAST]))
     section = grid_report.overview(with_pairs)

@@ -105,7 +105,7 @@ def test_default_pretraining_reaches_the_acceptance_figures(variant, default_gri
 def test_the_default_grid_reports_the_pretraining_figures_next_to_the_write_up(root):
     """The default grid's report puts each of our figures beside the write-up's, from the table."""
     from minibert.report.grid_report import against_reference
-    from minibert.report.query import Data
+    from minibert.tables.query import Data
 
     grid = load_grid(root / "configs/ablations/default.yaml", root=root)
     data = Data.load(root / "results")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from minibert.report import provenance
+from minibert.tables import provenance
 from minibert.training.code_version import package_files, source_hash
 
 

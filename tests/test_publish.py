@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from minibert.ablation.grid import load_grid
-from minibert.report import grid_report, table
+from minibert.report import grid_report
 from minibert.report.render import build, publish
+from minibert.tables import table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = """# A page reading the default grid

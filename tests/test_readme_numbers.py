@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from minibert.report import table
 from minibert.report.render import Renderer
+from minibert.tables import table
 from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]

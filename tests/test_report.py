@@ -18,9 +18,11 @@ import pytest
 from minibert.ablation.grid import Claim, Experiment, Grid, MetricRef
 from minibert.ablation.runner import Run
 from minibert.checkout import without_absolute_paths
-from minibert.report import grid_report, table
-from minibert.report.grid_report import ReportError
+from minibert.report import grid_report
 from minibert.stats import accuracies
+from minibert.tables import record as table_record
+from minibert.tables import table
+from minibert.tables.record import RecordError
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = accuracies.measure("accuracy").label
@@ -213,7 +215,7 @@ def arms() -> list[dict]:
 
 def record(folder: Path, name: str, pairs: list[tuple[str, str, str]], first_seed: int, looks: int) -> None:
     """A comparison as scripts/compare.py records it: its design (pairs, cap) and the seeds each ran."""
-    from minibert.report.comparison import Design, Pair
+    from minibert.compare.comparison import Design, Pair
 
     design = Design([Pair(a, b, m) for a, b, m in pairs], cap=10, first_seed=first_seed)
     (folder / "comparisons").mkdir(exist_ok=True)
@@ -299,7 +301,7 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     g = grid(["p/a", "p/b"])
     runs = [finished_run(tmp_path, e, s, 0.5 + 0.1 * s) for e in g.experiments for s in range(3)]
     made = {"command": "python scripts/ablate.py --seeds 3"}
-    written = grid_report.record(tmp_path, g, runs, made, root=ROOT)
+    written = table_record.record(tmp_path, g, runs, made, root=ROOT)
     assert {p.name for p in written} == {"results.csv", "categories.csv", "run.json"}  # pages: render.publish
     grid_report.write(tmp_path, g)
     recorded = table.read(tmp_path)
@@ -310,17 +312,17 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     before = {name: (tmp_path / name).read_bytes() for name in ("results.csv", "run.json", "ablation.md")}
 
     fewer = [r for r in runs if r.seed < 2 and r.experiment.name == "p/a"] + [r for r in runs if r.seed == 0][1:]
-    with pytest.raises(ReportError, match=r"holds 3 run\(s\) this one would drop \(p/a seed 2, p/b seed 1, p/b seed 2"):
-        grid_report.record(tmp_path, g, fewer, {"command": "another"}, root=ROOT)
+    with pytest.raises(RecordError, match=r"holds 3 run\(s\) this one would drop \(p/a seed 2, p/b seed 1, p/b seed 2"):
+        table_record.record(tmp_path, g, fewer, {"command": "another"}, root=ROOT)
     assert {name: (tmp_path / name).read_bytes() for name in before} == before  # nothing written
-    with pytest.raises(ReportError, match="nothing to report"):
-        grid_report.record(tmp_path, g, [], made, replace=True, root=ROOT)
+    with pytest.raises(RecordError, match="nothing to report"):
+        table_record.record(tmp_path, g, [], made, replace=True, root=ROOT)
 
-    grid_report.record(tmp_path, g, fewer, {"command": "another"}, replace=True, root=ROOT)
+    table_record.record(tmp_path, g, fewer, {"command": "another"}, replace=True, root=ROOT)
     grid_report.write(tmp_path, g)
     assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == len(fewer) == 3
     assert "runs in the table: 3; seeds: 0, 1" in (tmp_path / "ablation.md").read_text()
-    grid_report.record(tmp_path, g, runs, made, root=ROOT)  # more runs than before: no refusal
+    table_record.record(tmp_path, g, runs, made, root=ROOT)  # more runs than before: no refusal
     assert table.read(tmp_path)[["experiment", "seed"]].drop_duplicates().shape[0] == 6
 
 
@@ -331,7 +333,7 @@ def test_record_stores_paths_inside_the_checkout_relative_to_it_so_a_clone_elsew
     runs = [finished_run(tmp_path, g.experiments[0], s, 0.6) for s in range(2)]
     made = {"command": f"python scripts/ablate.py --grid {ROOT}/configs/ablations/dyck.yaml --out {ROOT}/results/x "
                        f"--plugins /srv/plugins --seeds 2"}  # fmt: skip
-    grid_report.record(tmp_path, g, runs, made, root=ROOT)
+    table_record.record(tmp_path, g, runs, made, root=ROOT)
     grid_report.write(tmp_path, g)
     stored = json.loads((tmp_path / "run.json").read_text())["command"]
     assert stored == "python scripts/ablate.py --grid configs/ablations/dyck.yaml --out results/x --plugins " \
@@ -344,7 +346,7 @@ def test_record_stores_paths_inside_the_checkout_relative_to_it_so_a_clone_elsew
 def test_cheapest_picks_the_least_costly_arm_that_beats_its_reference_within_the_limits_on_enough_seeds():
     """Four arms against one reference (one count on the same questions): `a` is cheapest but never beats it,
     `b` beats it on one seed only, `c` beats it but runs too long, `d` beats it within the limit on 3 seeds."""
-    from minibert.report.query import Data
+    from minibert.tables.query import Data
 
     rows = []
     for arm, flops, wall, accs in (("a", 1e9, 60, [0.30, 0.31, 0.29]), ("b", 2e9, 60, [0.50]),
@@ -365,8 +367,8 @@ def test_every_declared_question_is_judged_from_the_table_whatever_a_page_reads(
     """The family's verdicts are computed from the table once, every declared question among them: `cheapest`
     stops at its first success, yet the family holds all three candidates' rows, and its pick reads them."""
     from minibert.report import verdicts
-    from minibert.report.query import Data
-    from minibert.report.stats import Family, UndeclaredQuestion
+    from minibert.tables.query import Data
+    from minibert.tables.stats import Family, UndeclaredQuestion
 
     rows = []
     for arm, flops, accs in (("a", 1e9, [0.50, 0.51, 0.49]), ("b", 2e9, [0.45, 0.46, 0.44]), ("c", 3e9, [0.3] * 3)):
@@ -390,8 +392,8 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
     questions as independent; the parts are never figures of their own."""
     import numpy as np
 
-    from minibert.report.query import Data
     from minibert.stats import bootstrap
+    from minibert.tables.query import Data
 
     rng = np.random.default_rng(0)
     docs, seeds, per_doc = 12, 4, 800
@@ -427,7 +429,7 @@ def test_figures_with_per_document_parts_resample_documents_and_hide_the_parts()
     )
     assert all(not m.startswith("val/by_document/") for m, _ in d.figures("pretrain/a"))
     # a table whose parts no longer add up to the figure they split is refused, not silently read from the parts
-    from minibert.report.query import QueryError
+    from minibert.tables.query import QueryError
 
     broken = d.frame.copy()
     whole = (broken.experiment == "pretrain/a") & (broken.metric == "val/acc") & (broken.seed == 0)
@@ -488,9 +490,9 @@ def test_a_claim_met_exactly_on_every_seed_holds_and_one_missed_exactly_fails(tm
 def test_a_comparison_stopped_on_the_clock_reads_the_same_on_every_page(tmp_path):
     """The record knows the look `--minutes` stopped it at: its table, the dashboard's answer and any page that
     quotes it say '(clock)' and 'stopped on the clock', never '(cap)' on one and '(clock)' on another."""
-    from minibert.report import comparison
-    from minibert.report.comparison import Design, Pair
-    from minibert.report.query import Data
+    from minibert.compare import comparison
+    from minibert.compare.comparison import Design, Pair
+    from minibert.tables.query import Data
 
     rows = arms()
     (tmp_path / "comparisons").mkdir()

@@ -8,8 +8,8 @@ import functools
 from itertools import combinations
 from pathlib import Path
 
-from minibert.report.query import Data
 from minibert.report.scaling import CLOZE, NAMES, PUBLISHED, Scaling
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from minibert.report import table
-from minibert.report.query import Data
 from minibert.stats import scoreboard
+from minibert.tables import table
+from minibert.tables.query import Data
 from minibert.training.metrics import CategoryAccuracy
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from minibert.report.query import QueryError
 from minibert.report.settings import STACKS, Run, language, setting
+from minibert.tables.query import QueryError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from minibert.report import table
 from minibert.stats import betting, sign
+from minibert.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOKS, RUNS = 500, 2000
@@ -97,8 +97,8 @@ def test_the_sign_rule_decides_mask_rate_30_against_mlm_in_a_fraction_of_the_bet
     """The committed comparison MaskRate30 against MLM on Dyck's minimal pairs (a family of four): continued from
     its own per-seed differences, half of such comparisons stop by about 22 seeds on the sign rule; the betting
     sequence on the mean needs more than four times as many."""
-    from minibert.report.comparison import judge, load_record
-    from minibert.report.query import Data
+    from minibert.compare.comparison import judge, load_record
+    from minibert.tables.query import Data
 
     folder = ROOT / "results/compare/MaskRate30-pairs-dyck"
     body = load_record(folder / "comparisons" / "verdicts.json")

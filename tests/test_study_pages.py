@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from minibert.report import query, table
 from minibert.report.render import Renderer
+from minibert.tables import query, table
 from tests.pages import copy_templates
 
 ROOT = Path(__file__).resolve().parents[1]

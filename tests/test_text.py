@@ -26,9 +26,9 @@ from minibert.objectives import (
     StructuralProbe,
     WholeWordMasking,
 )
+from minibert.references.ngrams import NGramCounts
 from minibert.text import prepared, wordpiece
 from minibert.text.corpus import Corpus, Document, _paragraphs, stdlib_documents, user_corpus
-from minibert.text.ngrams import NGramCounts
 from minibert.training.cli import main
 from tests.corpora import write_corpus
 

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from minibert.ablation.grid import GridError, load_grid
-from minibert.report import table
-from minibert.report.query import Data
 from minibert.report.render import Renderer
 from minibert.report.validity import NOT_CLOZE, Study
+from minibert.tables import table
+from minibert.tables.query import Data
 from tests.pages import copy_templates
 from tests.validity_tables import ARMS, rows
 

@@ -10,11 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from minibert.report import render, stats, table, verdicts
-from minibert.report.query import Data, Diff
-from minibert.report.stats import Family
+from minibert.report import render, verdicts
 from minibert.stats import holm
 from minibert.stats.intervals import p_value
+from minibert.tables import stats, table
+from minibert.tables.query import Data, Diff
+from minibert.tables.stats import Family
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,7 +143,8 @@ def test_a_grid_report_written_alone_writes_its_verdicts_beside_it(tmp_path):
     shutil.copytree(ROOT / "results/dyck", out)
     (out / verdicts.FILE).unlink()
     from minibert.report import grid_report
+    from minibert.tables.record import grid_of
 
-    written = grid_report.write(out, grid_report.grid_of(out, ROOT), root=ROOT)
+    written = grid_report.write(out, grid_of(out, ROOT), root=ROOT)
     assert out / verdicts.FILE in written
     assert (out / verdicts.FILE).read_text() == (ROOT / "results/dyck" / verdicts.FILE).read_text()

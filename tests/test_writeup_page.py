@@ -9,9 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from minibert.ablation.grid import load_grid
-from minibert.report import table
-from minibert.report.query import Data
 from minibert.report.writeup import ROWS, WriteUp
+from minibert.tables import table
+from minibert.tables.query import Data
 
 ROOT = Path(__file__).resolve().parents[1]
 

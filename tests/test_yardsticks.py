@@ -16,10 +16,10 @@ import yaml
 from minibert.ablation.grid import load_grid
 from minibert.ablation.runner import plan
 from minibert.compare import committed
+from minibert.compare.comparison import Pair
 from minibert.compare.yardsticks import PluginGrid, judged_figures
-from minibert.report import provenance, table
-from minibert.report.comparison import Pair
-from minibert.report.table import TableError
+from minibert.tables import provenance, table
+from minibert.tables.table import TableError
 from minibert.training.code_version import source_hash
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,8 +136,8 @@ def test_a_committed_table_of_todays_code_but_other_configs_is_stale_too(tmp_pat
 def test_a_resumed_comparison_whose_committed_runs_no_longer_stand_in_is_refused_in_one_line(tmp_path, monkeypatch):
     """Its looks rested on committed runs; with them stale (or --fresh-yardsticks) they would count as missing, at
     their arm's worst, and the verdict would lean on that: refused, not continued."""
+    from minibert.compare.comparison import ComparisonError, Design
     from minibert.compare.session import _still_paired
-    from minibert.report.comparison import ComparisonError, Design
 
     grid, _ = _committed(tmp_path, monkeypatch, source_hash())
     out = tmp_path / "out"

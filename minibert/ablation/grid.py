@@ -102,7 +102,7 @@ class Experiment:
     metrics: Annotated[tuple[str, ...], Strings("metric names")] = ()  # what the report shows; empty: all logged
     reference: Annotated[dict[str, float], Numbers()] = field(default_factory=dict)
     # what the experiment is, axis -> value (objective: mlm), for the results table; a sweep adds its named
-    # axes' labels, and minibert.report.axes adds what its configs set differently from the grid's others
+    # axes' labels, and minibert.tables.axes adds what its configs set differently from the grid's others
     axes: dict[str, Any] = field(default_factory=dict)
 
     def cli_args(self) -> list[str]:

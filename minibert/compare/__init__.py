@@ -4,7 +4,7 @@ A comparison names its arms, either a plug-in objective judged against every shi
 languages of `configs/compare.yaml` (`minibert.compare.yardsticks`; the shipped arms' runs committed once,
 `minibert.compare.committed`), or experiments of a grid; it then runs
 seed after seed through `minibert.sweep.Sweep` and looks at each pair's confidence sequence after every seed
-(`minibert.report.comparison`, which keeps the design and the record), until each pair is decided, equivalent,
+(`minibert.compare.comparison`, which keeps the design and the record), until each pair is decided, equivalent,
 capped or out of time (`minibert.compare.session`). `scripts/compare.py` is its command line.
 
 Example:
@@ -17,7 +17,7 @@ import importlib
 _WHERE = {  # name -> module: imported when first asked for, so that a command line answers bad input before torch
     "ComparisonError": "minibert.compare.errors",
     "borrow": "minibert.compare.committed",
-    "Pair": "minibert.report.comparison",
+    "Pair": "minibert.compare.comparison",
     "Request": "minibert.compare.request",
     "compare": "minibert.compare.session",
     "find_objective": "minibert.compare.objective",

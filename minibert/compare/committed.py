@@ -6,7 +6,7 @@ since the two runs have one key (minibert.ablation.runner.plan: the same configs
 A committed run stands in for a comparison's own only while its key is the comparison's and today's training
 code made it (minibert.training.code_version); otherwise the comparison trains the arm and says why in one line.
 The rows it borrows go to `<out>/yardsticks.csv`, which that folder's table reads as its own
-(minibert.report.table.BORROWED), so its pages and its record see the same rows the verdicts were judged on.
+(minibert.tables.table.BORROWED), so its pages and its record see the same rows the verdicts were judged on.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import yaml
 from minibert.atomic_writes import write_atomic
 from minibert.compare.yardsticks import experiments_of, relative, spec_of
 from minibert.places import shown
-from minibert.report.provenance import REFRESH, YARDSTICKS
 from minibert.sweep import ROOT
+from minibert.tables.provenance import REFRESH, YARDSTICKS
 
 
 def committed_folder(language: str) -> Path:
@@ -70,7 +70,7 @@ class Borrowed:
         """`<out>/yardsticks.csv`: the borrowed runs of `seeds` (those the comparison has looked at), each with the
         committed table it is read from, so that the folder's table, pages and dashboard hold the seeds its
         verdicts rest on; removed where there are none."""
-        from minibert.report import table
+        from minibert.tables import table
 
         path = out / table.BORROWED
         rows = None if self.rows is None else self.rows[self.rows["seed"].isin(seeds)]
@@ -85,7 +85,7 @@ def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = Fal
     their keys match and today's code made them (`Borrowed.write` puts their rows beside the folder's table).
     TableError, in one line, for a committed table that cannot be read."""
     from minibert.ablation.runner import plan
-    from minibert.report import table
+    from minibert.tables import table
     from minibert.training.code_version import source_hash
 
     found, rows = Borrowed(), []

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import re
 
+from minibert.compare.comparison import Design, Pair, is_gap, is_proportion, seeds_needed
 from minibert.pairs.keys import PROBE, ZERO_SHOT
-from minibert.report.comparison import Design, Pair, is_gap, is_proportion, seeds_needed
-from minibert.report.query import Data
+from minibert.tables.query import Data
 
 
 def measure_line(finetune: bool, metrics: list[str]) -> str:

@@ -5,7 +5,7 @@ Seed s gives every arm the same training stream and, where shapes match, initial
 every pair still open looks at its confidence sequence (anytime-valid, so looking after every seed costs
 nothing; Bonferroni across a family's pairs) and stops when its sign is decided, when its interval lies inside
 ±margin (equivalent), at the cap, or before a seed that would pass the request's minutes (a stop at any look
-keeps the sequence's promise; minibert.report.comparison, docs/statistics.md). The runs go into the request's
+keeps the sequence's promise; minibert.compare.comparison, docs/statistics.md). The runs go into the request's
 folder, so a killed comparison resumes where it stopped when asked again, and a larger cap extends it (the
 sequence continues; it never starts over).
 """
@@ -17,23 +17,15 @@ import math
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
-from minibert.ablation.grid import GridError, load_grid
+from minibert.ablation.grid import Grid, GridError, load_grid
 from minibert.compare.committed import Borrowed, borrow
-from minibert.compare.errors import ComparisonError, record_path
-from minibert.compare.objective import find_objective
-from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
-from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
-from minibert.compare.timing import estimate
-from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
-from minibert.places import shown
-from minibert.report import render
-from minibert.report import table as table_file
-from minibert.report.comparison import (
+from minibert.compare.comparison import (
     Design,
     Pair,
     is_gap,
@@ -44,9 +36,17 @@ from minibert.report.comparison import (
     value_range,
     write_record,
 )
-from minibert.report.query import Data
-from minibert.report.table import FILE, TableError
+from minibert.compare.errors import ComparisonError, record_path
+from minibert.compare.objective import find_objective
+from minibert.compare.reading import cost_lines, design_lines, measure_line, next_steps, probe_lines
+from minibert.compare.request import DEFAULT_OUT, PUBLISHED_OUT, Request
+from minibert.compare.timing import estimate
+from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
+from minibert.places import shown
 from minibert.sweep import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ROOT, Sweep, use_plugins
+from minibert.tables import table as table_file
+from minibert.tables.query import Data
+from minibert.tables.table import FILE, TableError
 
 
 @dataclass
@@ -74,9 +74,10 @@ class _Comparison:
         return _scale(self.pairs)
 
 
-def compare(request: Request) -> int:
+def compare(request: Request, render: Callable[[Path, Grid, Path], list[Path]] | None = None) -> int:
     """Run the comparison `request` asks for to its end; the exit code as a Sweep's (a failed run counts as a
-    failed seed of the pairs that need it), errors said in one line."""
+    failed seed of the pairs that need it), errors said in one line. `render`, where given, renders every page
+    the comparison's table feeds once it stops (scripts/compare.py: minibert.report.render.publish)."""
     start = time.perf_counter()
     made = None  # a folder this comparison created: removed again if it is refused before training
     try:
@@ -91,7 +92,7 @@ def compare(request: Request) -> int:
         print(f"compare.py: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _say(comparison)
-    return _loop(comparison, start)
+    return _loop(comparison, start, render)
 
 
 def _fits_the_clock(c: _Comparison) -> None:
@@ -262,7 +263,7 @@ def _say(c: _Comparison) -> None:
         print(f"compare.py: {line}", file=sys.stderr)
 
 
-def _loop(c: _Comparison, start: float) -> int:
+def _loop(c: _Comparison, start: float, render: Callable | None) -> int:
     """Seeds until no pair is open; the record is rewritten after every look, so a killed comparison loses
     nothing but the seed it was running."""
     request, design, looks = c.request, c.design, c.looks
@@ -307,7 +308,7 @@ def _loop(c: _Comparison, start: float) -> int:
               f"{f' and {len(arms) - len(train)} committed' if len(train) < len(arms) else ''}; {len(open_pairs)} "
               f"of {len(c.pairs)} pair(s) open", file=sys.stderr)  # fmt: skip
         began = time.perf_counter()
-        status = Sweep(relative(c.grid), c.out, seeds=batch, only=train, workers=request.workers, pages=False,
+        status = Sweep(relative(c.grid), c.out, seeds=batch, only=train, workers=request.workers,
                        plugins=c.plugins, command=request.command, stop_on_crash=True, quiet=True,
                        prog="compare.py").run()  # fmt: skip
         took = time.perf_counter() - began
@@ -317,7 +318,8 @@ def _loop(c: _Comparison, start: float) -> int:
         code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
-    render.publish(c.out, load_grid(c.grid, root=ROOT), ROOT)  # every page this table feeds, the record as it is
+    if render is not None:  # every page this table feeds, the record as it is
+        render(c.out, load_grid(c.grid, root=ROOT), ROOT)
     print("\n".join(_verdicts(c, data, design, judged, clock, seed_time or None)))
     print(f"wrote {shown(c.record)} and {shown(c.record.with_suffix('.md'))}; {wall:.0f} s (the record's wall time)")
     return code

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minibert.report.query import Data
-from minibert.report.table import FILE
 from minibert.sweep import ROOT
+from minibert.tables.query import Data
+from minibert.tables.table import FILE
 
 
 def estimate(timing: dict, arms: list[str], workers: int, tables: list[Path]) -> float | None:

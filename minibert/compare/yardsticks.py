@@ -10,9 +10,9 @@ from pathlib import Path
 import yaml
 
 from minibert.atomic_writes import write_atomic
+from minibert.compare.comparison import Pair
 from minibert.compare.errors import ComparisonError
 from minibert.pairs.keys import PROBE, ZERO_SHOT
-from minibert.report.comparison import Pair
 from minibert.sweep import ROOT
 
 

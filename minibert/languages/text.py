@@ -8,7 +8,7 @@ documents with [SEP] between them; training windows start anywhere, validation w
 non-overlapping stretches of the validation stream, so no validation token is graded twice.
 
 Real text has no exact oracle (`has_oracle` is False): its cloze is read against n-gram references counted
-on the training split (minibert.text.ngrams), graded on the same questions. Its categories:
+on the training split (minibert.references.ngrams), graded on the same questions. Its categories:
 
 - `whole_word` / `subword`: the graded token is a word of one piece, or a piece of a word of several (the
   last position of a window is judged by the pieces inside the window);
@@ -38,11 +38,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 
 from minibert.languages.base import CLS_ID, MASK_ID, Language
+from minibert.references.ngrams import NGramCounts
 from minibert.text import prepared, wordpiece
 from minibert.validation import POSITIVE_INT, UNIT_INTERVAL, check
 
@@ -101,7 +103,7 @@ class Text(Language):
                 f"the corpus's training split has {len(train)} tokens, too few for one window of Text.length="
                 f"{self.length}: give it more text or lower length"
             )
-        self.counts = data.counts
+        self.counts = _counts(self.corpus, self.val_share, self.vocab_size_asked, tokenizer_json)
         self.letters = np.array([t.removeprefix(wordpiece.CONTINUATION).isalpha() for t in self.vocab] + [False])
         self.flips = {self.token_id[a]: self.token_id[b] for pair in FLIPS for a, b in (pair, pair[::-1])
                       if a in self.token_id and b in self.token_id}  # fmt: skip
@@ -310,3 +312,11 @@ class Text(Language):
         """Plain text to ids, after a [CLS]: `"Return the tokenizers"` -> [CLS] return the token ##ize ##r ##s."""
         ids = wordpiece.encode(self.data.tokenizer, [text])[0]
         return np.concatenate([[CLS_ID], ids]).astype(np.int64)
+
+
+@functools.cache
+def _counts(corpus: str | None, val_share: float, vocab_size: int, tokenizer_json: str | None) -> NGramCounts:
+    """The training stream's n-gram counts of a prepared corpus (minibert.text.prepared), made once however many
+    languages read it."""
+    data = prepared.prepare(corpus, val_share, vocab_size, tokenizer_json)
+    return NGramCounts(data.streams["train"], len(data.vocab), wordpiece.FIRST_PIECE)

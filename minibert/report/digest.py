@@ -19,14 +19,14 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minibert.report import stats
 from minibert.report.length import HOLDS_WITHIN, PAST, Length
 from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
-from minibert.report.query import Data, Diff, Stat
 from minibert.report.scaling import NAMES, Scaling
 from minibert.report.structure import ARMS, Structure
 from minibert.report.text_recipe import TextRecipe
 from minibert.report.transfer import Transfer
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
 TUNED_RIVALS = ("electra", "next_token", "next_token-then-mlm")  # the fine-tuned arms MLM is read against

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minibert.report import stats
+from minibert.tables import stats
 
 GAP = ("val/gap/acc", "cloze gap to the ceiling (lower is better)")
 FINETUNE = ("val/acc", "full fine-tuning accuracy")

@@ -13,8 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff
 
 # (label, experiment, metric prefix): every head graded on the cloze or the next token
 HEADS = [("MLM, bidirectional", "dyck/pretrain/mlm", ""), ("MLM, causal mask", "dyck/pretrain/mlm_causal", ""),

@@ -15,9 +15,9 @@ import functools
 import math
 from dataclasses import dataclass
 
-from minibert.report import stats
-from minibert.report.query import Data, Stat
 from minibert.stats.intervals import binomial_variance
+from minibert.tables import stats
+from minibert.tables.query import Data, Stat
 
 # (label, arm, metric prefix, what its ceiling sees)
 HEADS = [("MLM, bidirectional", "mlm", "", "both sides"), ("MLM, causal mask", "mlm_causal", "", "left context only"),

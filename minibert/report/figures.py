@@ -21,8 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
 
 from minibert.atomic_writes import write_atomic  # noqa: E402
-from minibert.report.query import Stat  # noqa: E402
-from minibert.report.stats import Interval  # noqa: E402
+from minibert.tables.query import Stat  # noqa: E402
+from minibert.tables.stats import Interval  # noqa: E402
 
 
 def save(fig, path: Path) -> None:

@@ -3,7 +3,7 @@ against the write-up's single runs as the grid's config quotes them (`reference:
 on fine-tuning, each judged once, with the grid's others (minibert.report.grid_report.claim_answer).
 
 Example:
-    >>> from minibert.report.grid_report import grid_of  # doctest: +SKIP
+    >>> from minibert.tables.record import grid_of  # doctest: +SKIP
     >>> page = Finetune(Data.load("results"), grid_of(Path("results"), Path(".")))  # doctest: +SKIP
     >>> page.rows()[1][:2]  # doctest: +SKIP
     ["everything, the paper's way (`full`)", '26,594']
@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from minibert.ablation.grid import Grid
-from minibert.report import stats
 from minibert.report.grid_report import Answer, claim_answer, claims_of
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 REGIMES = {"frozen": "head only, encoder frozen", "full": "everything, the paper's way",
            "no_pretrain": "everything, no pre-training"}  # fmt: skip

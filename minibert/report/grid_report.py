@@ -9,20 +9,21 @@ per experiment, then each experiment's categories behind a toggle (in Markdown: 
 from __future__ import annotations
 
 import functools
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from minibert.ablation.grid import Claim, Grid, load_grid
+from minibert.ablation.grid import Claim, Grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
+from minibert.compare import comparison
 from minibert.pairs import keys
-from minibert.report import comparison, curves, figures, provenance, questions, stats, table, verdicts
-from minibert.report.query import Data, Diff
+from minibert.report import figures, verdicts
 from minibert.stats import accuracies
+from minibert.tables import curves, questions, stats, table
+from minibert.tables.query import Data, Diff
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
                                lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
@@ -161,7 +162,7 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
 
 def compare_answers(out: Path, data: Data) -> list[Answer]:
     """The pairs of every comparison `scripts/compare.py` recorded in `out/comparisons/`, judged again on the
-    table by its own sign rule (minibert.report.comparison.judge) over the seeds it ran: the verdict is that rule's,
+    table by its own sign rule (minibert.compare.comparison.judge) over the seeds it ran: the verdict is that rule's,
     worded as the record words it (its clock included), and the figure the mean's sequence at the last look."""
     answers = []
     for name, r in records(out, data):
@@ -196,7 +197,7 @@ def overview(data: Data) -> Section:
         if acc is not None and ceiling is None:  # its own task's accuracy (a detector's, say): not the others'
             cells[len(shown)] += " (own task)"
         rows.append([e, str(seeds), *cells])
-    note = ("Points, mean over seeds with its 95% interval (minibert.report.stats). Gap: the exact ceiling minus "
+    note = ("Points, mean over seeds with its 95% interval (minibert.tables.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
             "ceiling, or not a cloze test). (own task): an accuracy with no exact ceiling beside it measures the "
             "objective's own task (ELECTRA-style detection, say), not the cloze the other rows grade.")  # fmt: skip
@@ -242,50 +243,6 @@ def details(data: Data, experiment: str) -> Section:
     rows.sort(key=lambda r: (accuracies.parse(r[0]) is None, r[0]))
     note = "Accuracies in points with their 95% interval; other figures as logged (mean, 95% t-interval)."
     return Section(experiment, ["metric", "category", "n", "mean (95% interval)"], rows, note, folded=True)
-
-
-class ReportError(ValueError):
-    """A report that would cover nothing, or fewer runs than the table it replaces; the message says which."""
-
-
-def record(
-    out: str | Path, grid: Grid, finished: list, made: dict, replace: bool = False, root: str | Path = "."
-) -> list[Path]:
-    """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv` (its figures
-    per document to `out/documents.csv`: minibert.report.table), their learning curves to `out/curves.csv`
-    (minibert.report.curves), the files behind their code to `out/code.csv` (minibert.report.provenance) and
-    how they were made to `out/run.json`; refuses (ReportError) a table of no run, or one that drops runs of the
-    table already there, unless `replace`. Pages are rendered from it by minibert.report.render.publish."""
-    out = Path(out)
-    if not finished:
-        raise ReportError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
-    frame = table.from_runs(grid, [(r, r.summary()) for r in finished], root)
-    if (out / table.FILE).is_file() and not replace:
-        before = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()
-        now = set(zip(frame["experiment"], frame["seed"]))
-        if lost := sorted((e, int(s)) for e, s in zip(before["experiment"], before["seed"]) if (e, s) not in now):
-            shown = ", ".join(f"{e} seed {s}" for e, s in lost[:4]) + (" ..." if len(lost) > 4 else "")
-            raise ReportError(
-                f"the table in {out} holds {len(lost)} run(s) this one would drop ({shown}): kept as it is. Give "
-                "the grid and seeds that made it, another --out, or --replace-report"
-            )
-    written = table.write(frame, out)
-    written += curves.write(curves.from_runs(finished), out)
-    written += provenance.write(provenance.from_summaries(r.summary() for r in finished), out)
-    # paths inside the checkout are stored relative to it: a page rendered from this record in another clone
-    # (CI's, a colleague's) reads the same as here; paths outside it are kept for whoever made the run
-    text = without_absolute_paths(json.dumps(made, indent=1), Path(root).resolve(), elide=False)
-    write_atomic(out / "run.json", text + "\n")
-    return [*written, out / "run.json"]
-
-
-def grid_of(out: str | Path, root: str | Path = ".") -> Grid:
-    """The grid whose table is in `out`: the `grid.yaml` written beside it (scripts/compare.py writes one for a
-    plug-in), else the one its `grid` column names, `configs/ablations/<grid>.yaml`."""
-    own = Path(out) / "grid.yaml"
-    if own.is_file():
-        return load_grid(own, root)
-    return load_grid(Path(root) / "configs/ablations" / f"{table.grid_of_table(out)}.yaml", root)
 
 
 def other_grids(out: Path) -> list[dict[str, str]]:
@@ -378,7 +335,7 @@ CURVE_ARMS = 8  # arms one panel draws
 
 
 def learning_curves(data: Data, frame) -> list[tuple[str, str, dict]]:
-    """Panels of `figures.curves`: per stage and logged metric (minibert.report.curves.METRICS), each arm's
+    """Panels of `figures.curves`: per stage and logged metric (minibert.tables.curves.METRICS), each arm's
     curve, at most CURVE_ARMS arms a panel; [] without a curves table."""
     if frame is None:
         return []

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 SCHEMES = {"learned": "learned absolute", "sinusoidal": "sinusoidal", "rotary": "rotary (RoPE)", "alibi": "ALiBi",
            "none": "no positions"}  # fmt: skip

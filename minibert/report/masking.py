@@ -13,8 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
 # BERT (Devlin et al., 2018, arXiv:1810.04805), Table 8, dev set: MNLI fine-tune acc, NER fine-tune F1, NER

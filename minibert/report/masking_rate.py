@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
 BASE = {"p_pick": 0.15, "p_mask": 0.8}  # BERT's 15% 80/10/10, which every recipe is read against

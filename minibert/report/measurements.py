@@ -21,8 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from minibert.report.query import QueryError
-from minibert.report.stats import number
+from minibert.tables.query import QueryError
+from minibert.tables.stats import number
 
 FILE = Path("results/measurements.yaml")
 FIELDS = ("what", "unit", "values", "command", "date", "machine")

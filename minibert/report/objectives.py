@@ -9,8 +9,8 @@ Example:
 
 from __future__ import annotations
 
-from minibert.report.query import Data, Diff, Stat
-from minibert.report.stats import number
+from minibert.tables.query import Data, Diff, Stat
+from minibert.tables.stats import number
 
 # BERT-base (Devlin et al., 2018, arXiv:1810.04805), Table 5, dev set: MNLI-m / QNLI / MRPC / SST-2 / SQuAD F1
 TABLE_5 = {"Combined": [84.4, 88.4, 86.7, 92.7, 88.5], "MaskedLM": [83.9, 84.9, 86.5, 92.6, 87.9],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minibert.report.query import Data
+from minibert.tables.query import Data
 
 PACED = "dyck/pretrain/mlm"  # the run every record's table holds with the same configuration
 SAME_PACE = (0.8, 1.25)  # ratios within this range read as the same pace: the machine's own noise

@@ -5,7 +5,7 @@ language's pairs rank arms as real text does (against the predictive-validity st
 The page model answers, in typed rows, what the template lays out:
 
 - per language, each arm's judged zero-shot figure (`val/pairs/acc`) and its probe's (`val/pairs/probe/acc`),
-  mean over seeds with the interval of `minibert.report.stats`, and the seed SD; the floors on the same pairs;
+  mean over seeds with the interval of `minibert.tables.stats`, and the seed SD; the floors on the same pairs;
   every cell's figure for the control arm (MLM);
 - per phenomenon of a language without judged cells (text): its floors, the arms' means, the seed SD within an
   arm, the spread of the arms' means, and whether the ranking of arms reproduces across seeds (Spearman of the
@@ -26,10 +26,10 @@ import yaml
 from scipy import stats as scipy_stats
 
 from minibert.pairs.keys import FLOORS, MAX_ORDER, PROBE, ZERO_SHOT, floor_metric, floor_names
-from minibert.report import stats
-from minibert.report.query import Data, QueryError, Stat
 from minibert.report.validity import Study
 from minibert.stats import agreement
+from minibert.tables import stats
+from minibert.tables.query import Data, QueryError, Stat
 
 PREFIX = "pairs"
 CONTROL = "mlm"

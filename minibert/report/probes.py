@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 LANGUAGES = {"pairs": "bracket pairs (seed language)", "dyck": "Dyck (4 types, 32 tokens)"}
 FEATURES = {"emb": "embeddings", "layer1": "layer 1", "layer2": "layer 2 (last)", "concat2": "concat layers 1-2"}

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 
-from minibert.report import stats
-from minibert.report.query import Data, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Stat
 
 BEFORE, CHOSEN, FINETUNE = "recipe/mlm-before", "recipe/mlm/lr0.01-max_steps1000", "recipe/finetune/lr0.003"
 NO_PRETRAIN = "recipe/finetune-no_pretrain"

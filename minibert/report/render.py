@@ -11,16 +11,16 @@ table (named with its line and column), a grid or page that asks for what the ta
 A page is a Jinja2 template under `configs/pages/`, at the path of the page it renders
 (`configs/pages/results/dyck.md.j2` -> `results/dyck.md`): Markdown with the numbers left as queries of the
 grids' tables, so none is typed. A template sees:
-- `grid(name)`: that grid's `minibert.report.query.Data` (`grid("dyck")` reads `results/dyck/`; "default"
+- `grid(name)`: that grid's `minibert.tables.query.Data` (`grid("dyck")` reads `results/dyck/`; "default"
   reads `results/`), with `.stat(...)`, `.diff(...)`, `.total(...)`, `.seeds(...)`, `.made` (run.json);
 - `table(header, rows)`: a Markdown table; `fmt(interval)`, `number(x, scale=100, digits=1)`; a figure's
   `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed; a difference's verdict is its own (`Diff.verdict`);
-- formatters (minibert.report.stats): `minutes(s)`, `hours(s, workers=)`, `percent(share)`, `span(seeds)`,
+- formatters (minibert.tables.stats): `minutes(s)`, `hours(s, workers=)`, `percent(share)`, `span(seeds)`,
   `multiple(budget)`, `flops(x)`, `rate(lr)`, `verb(stem, subjects)`; a template computes nothing itself
   (tests/test_template_logic.py): what it compares, adds or picks, its model does;
 - `pace(name, record, first)`: how fast a recorded comparison ran against the first one (minibert.report.pace);
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
-  (minibert.report.comparison.Recorded);
+  (minibert.compare.comparison.Recorded);
 - `study(name)`: the predictive-validity study in that grid (minibert.report.validity.Study); `has_grid(name)`;
 - `measured(name)`: a figure measured outside any table (minibert.report.measurements, results/measurements.yaml);
 - `answer(name, metric, a, b)`: A - B judged once (a recorded comparison's sequence where one holds the pair);
@@ -38,7 +38,7 @@ grids' tables, so none is typed. A template sees:
   a figure written beside the page (`name` relative to it), returning its Markdown.
 Undefined names are errors (StrictUndefined), so a renamed column breaks the build, not the page. A template named
 `_*.j2` (configs/pages/_shared.j2) is imported by pages, never rendered as one. Every page that reads a table ends
-with its families' line and a line saying which code made each table (minibert.report.provenance).
+with its families' line and a line saying which code made each table (minibert.tables.provenance).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ import jinja2
 from minibert.ablation.grid import Grid, GridError
 from minibert.atomic_writes import write_atomic
 from minibert.commandline import ArgumentParser
+from minibert.compare import comparison
 from minibert.report import (
-    comparison,
     digest,
     dyck,
     dyck_gap,
@@ -74,12 +74,9 @@ from minibert.report import (
     pace,
     pairs,
     probes,
-    provenance,
-    questions,
     recipe,
     scaling,
     settings,
-    stats,
     structure,
     text,
     text_recipe,
@@ -88,15 +85,17 @@ from minibert.report import (
     verdicts,
     writeup,
 )
-from minibert.report.query import Data, QueryError, Stat, markdown_table
-from minibert.report.table import FILE, TableError
+from minibert.tables import provenance, questions, stats
+from minibert.tables.query import Data, QueryError, Stat, markdown_table
+from minibert.tables.record import grid_of
+from minibert.tables.table import FILE, TableError
 
 PAGES = Path("configs/pages")
 EXIT_CHANGED, EXIT_BAD_INPUT = 1, 2
 
 
-class ReportError(ValueError):
-    """The pages cannot be built as asked; the message says what and where, in one line."""
+class ReportError(TableError):
+    """The pages cannot be built from the tables as asked; the message says what and where, in one line."""
 
 
 # the page models of one grid, by the name a template calls them with
@@ -130,7 +129,7 @@ class Answer:
     """A paired difference as a page quotes it: `diff` (its interval and verdict), the record whose sequence
     judged it ('' for the grid's own seeds, held with its family) and the seeds it was judged on."""
 
-    diff: object  # minibert.report.query.Diff
+    diff: object  # minibert.tables.query.Diff
     record: str
     seeds: int
 
@@ -184,10 +183,10 @@ class Renderer:
         return self.tables[folder]
 
     def grid_of(self, folder: Path) -> Grid:
-        """The grid whose table is in `folder` (minibert.report.grid_report.grid_of), loaded once a render."""
+        """The grid whose table is in `folder` (minibert.tables.record.grid_of), loaded once a render."""
         folder = Path(folder).resolve()
         if folder not in self.grids:
-            self.grids[folder] = grid_report.grid_of(folder, self.root)
+            self.grids[folder] = grid_of(folder, self.root)
         return self.grids[folder]
 
     def grid(self, name: str) -> Data:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
 from minibert.stats import scoreboard
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 NAMES = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
          "next_token": "next-token LM", "next_token-then-mlm": "next-token LM, then MLM", "mlm-w64": "MLM, width 64",

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minibert.report import axes
-from minibert.report.query import QueryError
-from minibert.report.stats import number, rate
+from minibert.tables import axes
+from minibert.tables.query import QueryError
+from minibert.tables.stats import number, rate
 
 STACKS = {  # name -> the configs a run of it stacks, in order
     "pretrain": ["configs/pretrain.yaml"],
@@ -33,7 +33,7 @@ LANGUAGE = "model.init_args.objective.init_args.language.init_args"
 
 def setting(root: str | Path, stack: str | list[str], key: str):
     """The setting `key` (dotted: `trainer.max_steps`; a list's item by its index: `trainer.callbacks.0`) of the
-    config `stack` under `root` (a path, or several merged in order: minibert.report.axes.merged)."""
+    config `stack` under `root` (a path, or several merged in order: minibert.tables.axes.merged)."""
     paths = (stack,) if isinstance(stack, str) else tuple(stack)
     if missing := [p for p in paths if not (Path(root) / p).is_file()]:
         raise QueryError(f"{Path(root) / missing[0]}: no such config")

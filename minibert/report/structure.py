@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff, Stat
 
 ARMS = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
         "next_token": "next-token LM"}  # fmt: skip

@@ -18,8 +18,8 @@ import functools
 import types
 from pathlib import Path
 
-from minibert.report import stats, table
-from minibert.report.query import Data, Diff, Stat
+from minibert.tables import stats, table
+from minibert.tables.query import Data, Diff, Stat
 
 REFERENCES = {"unigram": "unigram", "left_bigram": "left bigram", "left_right_trigram": "left+right trigram"}
 # cloze arms on BERT's token-level questions: (label, experiment, metric prefix)

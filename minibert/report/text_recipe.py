@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 
-from minibert.report import stats
-from minibert.report.query import Data, Diff
+from minibert.tables import stats
+from minibert.tables.query import Data, Diff
 
 BUDGET_S = 600  # the rule: a run within 10 minutes of its own wall time ...
 MIN_SEEDS = 3  # ... judged on 3 seeds or more

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minibert.report import stats
+from minibert.tables import stats
 
 AGREEMENTS = ("holds", "reverses", "undecided on text", "undecided on Dyck")  # the order pages list them in
 

@@ -21,10 +21,10 @@ import functools
 import math
 from dataclasses import dataclass
 
-from minibert.report import stats
-from minibert.report.query import Data, QueryError, Stat
-from minibert.report.stats import Interval
 from minibert.stats import agreement, intervals
+from minibert.tables import stats
+from minibert.tables.query import Data, QueryError, Stat
+from minibert.tables.stats import Interval
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.

@@ -1,6 +1,6 @@
 """Every verdict a grid's pages may state, computed once from its table: `<out>/verdicts.csv`.
 
-A grid declares its family before its runs (minibert.report.questions). `decide` reads each declared question
+A grid declares its family before its runs (minibert.tables.questions). `decide` reads each declared question
 off the table (`interval_of`: the paired difference, or a figure against a claimed bound, exactly as a page
 computes it), adjusts the whole family once (Holm's step-down, minibert.stats.holm) and adds a row for every
 pair a comparison recorded in `<out>/comparisons/` judged on its sign rule. A question a recorded comparison
@@ -8,7 +8,7 @@ judged is stated by that comparison's row: its interval is the mean's sequence a
 the sign rule's, so the grid's fixed-sample reading of the same seeds is never a second verdict.
 
 The rows are the verdicts: `Data.diff` returns the stated row's figures, a page's verdict is its question's row
-(minibert.report.stats.Family refuses a page whose interval is not its row's), and the dashboards, the pages,
+(minibert.tables.stats.Family refuses a page whose interval is not its row's), and the dashboards, the pages,
 the README and compare quote the same row. Columns of verdicts.csv:
 
     question    canonical: its two sides sorted ('A m vs B m'), or '<side> >= <bound>'
@@ -37,11 +37,12 @@ import pandas as pd
 
 from minibert.ablation.grid import Grid
 from minibert.atomic_writes import write_atomic
-from minibert.report import comparison, questions, stats
-from minibert.report.query import Data, QueryError
-from minibert.report.stats import Interval
-from minibert.report.table import TableError, split
+from minibert.compare import comparison
 from minibert.stats import intervals, scoreboard
+from minibert.tables import questions, stats
+from minibert.tables.query import Data, QueryError
+from minibert.tables.stats import Interval
+from minibert.tables.table import TableError, split
 
 FILE = "verdicts.csv"
 HOLM = "holm"
@@ -178,7 +179,7 @@ def _comparison_rows(data: Data, out: Path) -> list[Row]:
 
 
 def decide(data: Data, grid: Grid, root: str | Path) -> list[Row]:
-    """Declare `data`'s family as `grid` does (minibert.report.questions.declare) and `judge` it."""
+    """Declare `data`'s family as `grid` does (minibert.tables.questions.declare) and `judge` it."""
     questions.declare(data, grid, root)
     return judge(data)
 

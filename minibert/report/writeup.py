@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minibert.ablation.grid import Grid
-from minibert.report import stats, table
-from minibert.report.query import Data, Stat
-from minibert.report.stats import Interval
+from minibert.tables import stats, table
+from minibert.tables.query import Data, Stat
+from minibert.tables.stats import Interval
 
 B, C = "pretrain/bidirectional", "pretrain/causal"
 FEATURES = {"emb": "the embeddings", "layer1": "layer 1", "layer2": "layer 2", "concat2": "layers 1-2"}

@@ -138,7 +138,7 @@ def sequence(
     """The confidence sequence of the mean per-seed difference: one interval per look (seeds in run order), all
     of which hold at once with probability at least 1 - alpha for independent differences in `bounds`, of any
     distribution. Each is the intersection of the looks so far, widened by `widen` on each side (a shared
-    validation set's own error; minibert.report.comparison).
+    validation set's own error; minibert.compare.comparison).
 
     >>> [(round(iv.lo, 2), round(iv.hi, 2)) for iv in sequence([0.4] * 15)][-1]
     (0.05, 0.55)

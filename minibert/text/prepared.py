@@ -59,13 +59,6 @@ class Prepared:
     def tokenizer(self):
         return wordpiece.load(self.tokenizer_json)
 
-    @cached_property
-    def counts(self):
-        """The training stream's n-gram counts (minibert.text.ngrams), made once however many languages use them."""
-        from minibert.text import ngrams  # here: it grades with minibert.masking, which imports the languages
-
-        return ngrams.NGramCounts(self.streams["train"], len(self.vocab), wordpiece.FIRST_PIECE)
-
 
 def prepare(corpus: str | None, val_share: float, vocab_size: int, tokenizer_json: str | None = None) -> Prepared:
     """The corpus (`None`: the standard library's) split at `val_share`, with a vocabulary of `vocab_size`

@@ -32,7 +32,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the minibert package
 # they read results or order runs, never make them: folders (ending in '/') and files, relative to the package
-NOT_HASHED = ("report/", "stats/", "compare/", "export/", "sweep.py", "testing.py")
+NOT_HASHED = ("report/", "tables/", "stats/", "compare/", "export/", "sweep.py", "testing.py")
 
 
 @functools.cache

@@ -31,11 +31,11 @@ from pathlib import Path
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
 from minibert.compare.errors import ComparisonError
-from minibert.report.query import Data, Diff
-from minibert.report.table import TableError, read_json, split
 from minibert.stats import accuracies, betting, intervals, scoreboard, sign
 from minibert.stats.failures import ArmFailures, compare_failures
 from minibert.stats.sign import ALPHA, BAND, SignVerdict
+from minibert.tables.query import Data, Diff
+from minibert.tables.table import TableError, read_json, split
 
 RULE = "sign"  # minibert.stats.sign: the win rate's sequence, Beta(1, 1) mixture
 
@@ -245,7 +245,7 @@ class Judged:
 
 
 def values(data: Data, experiment: str, metric: str) -> dict[int, float]:
-    """{seed: value} of one experiment's metric in a grid's table (minibert.report.query.Data)."""
+    """{seed: value} of one experiment's metric in a grid's table (minibert.tables.query.Data)."""
     found = data.find(*split(metric), experiment=experiment)
     return {} if found is None else found.values
 
@@ -477,7 +477,7 @@ class Recorded:
     clock: int | None = None  # the look at which `--minutes` stopped it, None where it did not
 
     def words(self, j: Judged, a: str, b: str) -> str:
-        """`j`'s verdict as every page words it (minibert.report.comparison.verdict_words)."""
+        """`j`'s verdict as every page words it (minibert.compare.comparison.verdict_words)."""
         return verdict_words(j, a, b, self.clock)
 
     def stop(self, j: Judged) -> str:

@@ -1,10 +1,10 @@
 """One tidy results table: a row per run, metric and category, a column per variable.
 
 Columns, in order:
-- `grid`, `experiment`, `stage` (pretrain | finetune), then the grid's axes (minibert.report.axes: objective,
+- `grid`, `experiment`, `stage` (pretrain | finetune), then the grid's axes (minibert.tables.axes: objective,
   language, budget, regime, ...), so a query never parses a name;
 - `seed`, `val_seed` (the validation set the run graded: one value for every seed of an experiment means
-  the sampling of its questions is an error every seed shares, see minibert.report.stats);
+  the sampling of its questions is an error every seed shares, see minibert.tables.stats);
 - `metric` (`val/acc`, `val/gap/acc`, `val/mlm/acc`, `train/loss`, `wall_time_s`, ...), `category` ('' for
   all questions, `opener`, `dist_2_3`, ...), `value`, `n` (the questions behind an accuracy; empty for
   other metrics);
@@ -45,8 +45,8 @@ import pandas as pd
 from minibert.ablation.grid import Grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import CHECKOUT
-from minibert.report.axes import grid_axes
 from minibert.stats import accuracies
+from minibert.tables.axes import grid_axes
 
 FILE = "results.csv"
 CATEGORIES = "categories.csv"

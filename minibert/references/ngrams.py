@@ -34,8 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from minibert.masking import IGNORE, MaskingRecipe
-from minibert.oracle import tie_credit
+from minibert.references.credit import IGNORE, Emission, tie_credit
 
 REFERENCES = ("unigram", "left_bigram", "left_right_trigram")
 CAUSAL_REFERENCES = ("unigram", "left_bigram")  # those a left-only model can be read against
@@ -84,7 +83,7 @@ class NGramCounts:
         return _witten_bell(self.trigram, at, lower, seen)
 
     def cloze_credit(
-        self, name: str, recipe: MaskingRecipe, inputs: np.ndarray, labels: np.ndarray, hidden: tuple[int, ...]
+        self, name: str, recipe: Emission, inputs: np.ndarray, labels: np.ndarray, hidden: tuple[int, ...]
     ) -> np.ndarray:
         """(B, T) corrupted inputs and labels (IGNORE where not graded) -> (B, T) float64: reference `name`'s
         credit on each graded question (0 elsewhere). `hidden`: ids a context position shows that say nothing

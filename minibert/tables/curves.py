@@ -27,7 +27,7 @@ import pandas as pd
 
 from minibert.atomic_writes import write_atomic
 from minibert.metrics_history import metric_history
-from minibert.report import table
+from minibert.tables import table
 
 FILE = "curves.csv"
 METRICS = ("train/loss", "val/loss", "val/acc")  # what a dashboard draws: the objective's loss, its accuracy

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from minibert.ablation.grid import load_grid
+from minibert.ablation.runner import plan
 from minibert.atomic_writes import write_atomic
-from minibert.report.table import TableError
+from minibert.tables import table
+from minibert.tables.table import TableError
 from minibert.training.code_version import NOT_HASHED, package_files, source_hash
 
 FILE = "code.csv"
@@ -171,10 +174,6 @@ def stale_yardsticks(root: str | Path) -> list[str]:
     """A line for each committed yardstick table under `root` (minibert.compare.committed) that a comparison could
     not pair with: runs by other training code than today's, or runs whose keys are not those its grid plans
     with today's configs (a config edited since), each naming the command that refreshes it."""
-    from minibert.ablation.grid import load_grid
-    from minibert.ablation.runner import plan
-    from minibert.report import table
-
     root, lines, today = Path(root), [], source_hash()
     for folder in sorted(p.parent for p in (root / YARDSTICKS).glob(f"*/{table.FILE}")):
         committed, refresh = table.read(folder, borrowed=False), REFRESH.format(language=folder.name)

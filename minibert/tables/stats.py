@@ -95,7 +95,7 @@ def gap(values: Mapping[int, float], ceiling: float, accuracy: float, n: float |
 class Family:
     """The paired comparisons drawn from one grid's table, held together by Holm's step-down (Holm, Scand. J.
     Statist. 1979). Its questions are declared before the data (`declare`: the grid's claims and its family file,
-    minibert.report.questions), and every one of them is judged once from the table (`decide`, called by
+    minibert.tables.questions), and every one of them is judged once from the table (`decide`, called by
     minibert.report.verdicts with the rows it writes to verdicts.csv), so what the pages go on to ask cannot
     choose them, and a declared question no page reads spends its share of alpha all the same. A page's verdict
     is its question's row: `sign` refuses a question the declaration does not hold (UndeclaredQuestion) and an
@@ -128,7 +128,7 @@ class Family:
         return self.holds is not None
 
     def declare(self, questions: Iterable[str], source: str) -> None:
-        """Fix the family before any question is judged: `questions` as minibert.report.questions writes them."""
+        """Fix the family before any question is judged: `questions` as minibert.tables.questions writes them."""
         self.declared, self.source = frozenset(map(canonical, questions)), source
         self.p, self.holds, self.stated = {}, None, {}
 

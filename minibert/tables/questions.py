@@ -1,6 +1,6 @@
 """The questions a grid's verdicts are held together over, declared before its runs.
 
-A family (Holm's step-down, minibert.report.stats.Family) chosen after the results holds nothing: a page could
+A family (Holm's step-down, minibert.tables.stats.Family) chosen after the results holds nothing: a page could
 ask until something is decided. So every grid declares its family in its config, before any run:
 
 - its claims (`claims:` of `configs/ablations/<grid>.yaml`), each one question;
@@ -39,8 +39,8 @@ import yaml
 
 from minibert.ablation.grid import Claim, Grid
 from minibert.atomic_writes import write_atomic
-from minibert.report.stats import canonical
-from minibert.report.table import read_json, split
+from minibert.tables.stats import canonical
+from minibert.tables.table import read_json, split
 
 FOLDER = Path("configs/families")
 _SIDE = r"[^\s\[\]{}]+ [^\s\[\]{}]+(?:\[[^\s\]]+\])?(?: \{seeds \d+(?:,\d+)*\})?"
@@ -210,7 +210,7 @@ def record(out: str | Path, grid: Grid, root: str | Path, started: bool) -> None
 
 
 def declare(data, grid: Grid, root: str | Path) -> None:
-    """Declare `data`'s family (minibert.report.query.Data) as `grid` does, after checking it against the one its
+    """Declare `data`'s family (minibert.tables.query.Data) as `grid` does, after checking it against the one its
     table recorded; a family recorded after its runs, or never, is said to be declared after them."""
     found, where, before = _checked(data.out, grid, root)
     in_time = before is not None and not before["after_runs"]

@@ -1,6 +1,6 @@
 """What a page asks of a grid's table: one figure over seeds, a paired difference, a table of them.
 
-`Data` wraps one grid's table (minibert.report.table). Every selection names columns and values
+`Data` wraps one grid's table (minibert.tables.table). Every selection names columns and values
 (`d.stat("val/gap/acc", objective="SpanMaskedLM", stage="pretrain")`) and must pick exactly one experiment,
 so a page never averages two arms by accident; `experiment=` picks one by name.
 
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from minibert.report import curves, provenance, questions, stats, table
-from minibert.report.stats import Interval
 from minibert.stats import accuracies, bootstrap, scoreboard
 from minibert.stats.sign import named
+from minibert.tables import curves, provenance, questions, stats, table
+from minibert.tables.stats import Interval
 
 # an accuracy's figures per validation document (`val/by_document/<rest of its key>`, category `d<index>`), which
 # real-text runs log: the parts an interval resamples documents from, never figures of their own
@@ -119,7 +119,7 @@ class Diff(_Interval):
     interval: Interval  # A - B, as measured
     lower_is_better: bool
     family: stats.Family | None = None  # its grid's verdicts, held together (stats.Family)
-    question: str = ""  # as its family keys it (minibert.report.questions)
+    question: str = ""  # as its family keys it (minibert.tables.questions)
     rule: str = ""  # a recorded comparison's verdict ("A better", "alike", ...): the interval does not change it
     record: str = ""  # that comparison ("comparisons/<name>"), whose row in verdicts.csv states the question
     decided_on: int = 0  # the seeds its verdict was reached on (the look it stopped at), where `record` is set
@@ -213,12 +213,12 @@ class Data:
 
     @functools.cached_property
     def curves(self) -> pd.DataFrame | None:
-        """The runs' learning curves beside the table (minibert.report.curves), None where they left none."""
+        """The runs' learning curves beside the table (minibert.tables.curves), None where they left none."""
         return curves.read(self.out)
 
     @functools.cached_property
     def provenance(self) -> provenance.Provenance:
-        """Which code made the table's runs, against this checkout's (minibert.report.provenance)."""
+        """Which code made the table's runs, against this checkout's (minibert.tables.provenance)."""
         return provenance.of(self.frame, self.out)
 
     @functools.cached_property
@@ -400,7 +400,7 @@ class Data:
                         if self.find(metric, experiment=e) and self.find(reference, experiment=e))  # fmt: skip
         within = [e for _, e in ranked if all(self.stat(k, experiment=e).mean <= v for k, v in (limits or {}).items())]
         # every candidate's question is asked, whatever the answers; one on fewer than `seeds` seeds is not asked,
-        # and counts at p = 1 in its declared family (minibert.report.questions)
+        # and counts at p = 1 in its declared family (minibert.tables.questions)
         judged = {e: c for e in within if (c := self.between(metric, reference, experiment=e)).seeds >= seeds}
         verdicts = {e: c.verdict() for e, c in judged.items()}
         return next((e for e in judged if verdicts[e] == "A better"), None)
@@ -428,7 +428,7 @@ def _stated(row, a: Stat, b: Stat, lower_is_better: bool, family: stats.Family, 
 
 
 def _question(a: Stat, b: Stat, where_a: dict, where_b: dict) -> str:
-    """A paired difference's question (minibert.report.questions), naming the seeds a side selects, as asked
+    """A paired difference's question (minibert.tables.questions), naming the seeds a side selects, as asked
     (not as found: a missing seed does not change the question)."""
     seeds = [_asked(w.get("seed")) for w in (where_a, where_b)]
     return questions.pair(*(questions.side(s.experiment, s.metric, s.category, k) for s, k in zip((a, b), seeds)))
