@@ -267,7 +267,13 @@ def test_source_hash_follows_the_training_code_not_the_report(tmp_path):
     shutil.copytree(ROOT / "minibert", package, ignore=shutil.ignore_patterns("__pycache__"))
     first = source_hash.__wrapped__(package)
     assert first == source_hash()
-    for reader in ("report/render.py", "tables/stats.py", "stats/agreement.py", "export/write.py", "stats/intervals.py"):
+    for reader in (
+        "report/render.py",
+        "tables/stats.py",
+        "stats/agreement.py",
+        "export/write.py",
+        "stats/intervals.py",
+    ):
         (package / reader).write_text((package / reader).read_text() + "\n# reads results only\n")
     assert source_hash.__wrapped__(package) == first
     (package / "model.py").write_text((package / "model.py").read_text() + "\n# an edit\n")

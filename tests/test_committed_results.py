@@ -90,4 +90,4 @@ def test_a_grid_without_an_oracle_logs_references_and_its_report_shows_no_ceilin
     md = (ROOT / grid / "ablation.md").read_text()
     overview = md.split("## Experiments\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.strip("| ").split(" | ") for line in overview.splitlines() if line.startswith("| ")][1:]
-    assert len(rows) == len(data(grid).experiments()) and all(row[3:] == ["–", "–"] for row in rows)
+    assert len(rows) == len(data(grid).experiments()) and all(row[4:] == ["–", "–"] for row in rows)

@@ -111,12 +111,12 @@ def test_a_grid_that_graded_pairs_shows_them_first_with_their_floor_and_one_that
 
     with_pairs = Data(pd.DataFrame(pair_rows(1), columns=[*table.FIRST, *table.LAST]))
     section = grid_report.overview(with_pairs)
-    assert section.header[2:5] == ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
+    assert section.header[3:6] == ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
     row = next(r for r in section.rows if r[0] == "pairs/dyck/pretrain/mlm")
-    assert row[2] == str(with_pairs.stat("val/pairs/acc", experiment="pairs/dyck/pretrain/mlm"))
-    assert row[4] == str(with_pairs.stat("val/pairs/floor/trigram/acc", experiment="pairs/dyck/pretrain/mlm"))
+    assert row[3] == str(with_pairs.stat("val/pairs/acc", experiment="pairs/dyck/pretrain/mlm"))
+    assert row[5] == str(with_pairs.stat("val/pairs/floor/trigram/acc", experiment="pairs/dyck/pretrain/mlm"))
     without = Data(pd.DataFrame([r for r in validity_rows("dyck", 1)], columns=[*table.FIRST, *table.LAST]))
-    assert grid_report.overview(without).header == ["experiment", "seeds", "accuracy", "ceiling", "gap"]
+    assert grid_report.overview(without).header == ["experiment", "objective", "seeds", "accuracy", "ceiling", "gap"]
 
 
 def test_the_distance_figure_draws_its_arms_in_one_order_whatever_the_hash_seed():

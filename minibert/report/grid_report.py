@@ -17,12 +17,13 @@ import jinja2
 
 from minibert.ablation.grid import Claim, Grid
 from minibert.atomic_writes import write_atomic
-from minibert.checkout import without_absolute_paths
+from minibert.checkout import CHECKOUT, without_absolute_paths
 from minibert.compare import comparison
 from minibert.pairs import keys
 from minibert.report import figures, verdicts
 from minibert.stats import accuracies
 from minibert.tables import curves, questions, stats, table
+from minibert.tables.arms import arm
 from minibert.tables.query import Data, Diff
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
@@ -181,7 +182,7 @@ PAIRS = (keys.ZERO_SHOT, keys.PROBE)  # minimal pairs: zero-shot, and the probe 
 FLOORS = tuple(keys.floor_metric(f) for f in keys.floor_names(keys.MAX_ORDER))  # every order a run may log
 
 
-def overview(data: Data) -> Section:
+def overview(data: Data, root: str | Path = CHECKOUT) -> Section:
     """One row per experiment: seeds, its minimal pairs where any run graded them (the downstream measure read
     first: zero-shot, the probe, the best n-gram floor on the same pairs), then its headline accuracy, ceiling
     and gap."""
@@ -196,14 +197,16 @@ def overview(data: Data) -> Section:
         cells = [str(s) if s else "–" for s in (*shown, acc, ceiling, gap)]
         if acc is not None and ceiling is None:  # its own task's accuracy (a detector's, say): not the others'
             cells[len(shown)] += " (own task)"
-        rows.append([e, str(seeds), *cells])
+        objective = data.objective(e)
+        rows.append([e, arm(objective, Path(root)).label if objective else "–", str(seeds), *cells])
     note = ("Points, mean over seeds with its 95% interval (minibert.tables.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
             "ceiling, or not a cloze test). (own task): an accuracy with no exact ceiling beside it measures the "
-            "objective's own task (ELECTRA-style detection, say), not the cloze the other rows grade.")  # fmt: skip
-    header = ["experiment", "seeds", "accuracy", "ceiling", "gap"]
+            "objective's own task (ELECTRA-style detection, say), not the cloze the other rows grade. Objective: "
+            "its label in configs/arms.yaml, or its class where the registry holds none.")  # fmt: skip
+    header = ["experiment", "objective", "seeds", "accuracy", "ceiling", "gap"]
     if pairs:
-        header[2:2] = ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
+        header[3:3] = ["minimal pairs, zero-shot", "minimal pairs, probe", "best n-gram floor"]
         note += (" Minimal pairs (docs/pairs.md): the judged cells' share of pairs told apart, zero-shot by the "
                  "objective's own head and by a convex probe; the floor is the best n-gram model's on the same "
                  "pairs; the ceiling is 100 on the bracket languages (the bad sentence is never a word).")  # fmt: skip
@@ -302,7 +305,11 @@ def write(out: str | Path, grid: Grid, check: bool = False, data: Data | None = 
         if not check:
             draw(out / name, *args)
     reference = against_reference(grid, data)
-    sections = [overview(data), *([reference] if reference else []), *(details(data, e) for e in data.experiments())]
+    sections = [
+        overview(data, root),
+        *([reference] if reference else []),
+        *(details(data, e) for e in data.experiments()),
+    ]
     for before, s in zip(sections, sections[1:]):
         s.first_folded = s.folded and not before.folded
     made = {k: without_absolute_paths(str(v)) for k, v in data.made.items()

@@ -1,37 +1,25 @@
 """The objectives grid's pages (results/objectives.md; BERT's Table 5 in miniature, pretraining_tasks.md), read
 from its table: each objective's own pre-training figures, frozen and full fine-tuning on grammaticality, the paired
-comparisons the pages judge, and BERT-base's own Table 5 figures beside them.
+comparisons the pages judge, and BERT-base's own Table 5 figures beside them. Which objectives there are, how each
+is named and which figures are its own come from the table and the arm registry (minibert.tables.arms).
 
 Example:
-    >>> Objectives.published_gap("MaskedLM", "NextTokenLM")  # BERT-base: No NSP above LTR & No NSP, by this range
+    >>> page = Objectives(Data.load("results/objectives"))
+    >>> # BERT-base: MLM alone (No NSP) above LTR & No NSP on every task, by this range
+    >>> page.published_gap("MaskedLM", "NextTokenLM")
     (0.5, 10.1)
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from minibert.checkout import CHECKOUT
+from minibert.tables.arms import Arm, arm, registry
 from minibert.tables.query import Data, Diff, Stat
 from minibert.tables.stats import number
 
-# BERT-base (Devlin et al., 2018, arXiv:1810.04805), Table 5, dev set: MNLI-m / QNLI / MRPC / SST-2 / SQuAD F1
-TABLE_5 = {"Combined": [84.4, 88.4, 86.7, 92.7, 88.5], "MaskedLM": [83.9, 84.9, 86.5, 92.6, 87.9],
-           "NextTokenLM": [82.1, 84.3, 77.5, 92.1, 77.8]}  # fmt: skip
-LABELS = {"Combined": "MLM + NSP (BERT)", "MaskedLM": "MLM alone (No NSP)",
-          "NextTokenLM": "next-token LM (LTR & No NSP)"}  # fmt: skip
 SCRATCH = {"regime": "no_pretrain"}
-NAMES = {"mlm": "MaskedLM", "span": "SpanMaskedLM", "nsp": "NextSentence", "bert (MLM + NSP)": "Combined",
-         "rtd (ELECTRA)": "ReplacedTokenDetection", "next_token (GPT)": "NextTokenLM"}  # fmt: skip
-OWN = {  # each objective's own pre-training figures: (label, metric, category)
-    "MaskedLM": [("MLM acc", "val/acc", "")],
-    "SpanMaskedLM": [("MLM acc", "val/acc", "")],
-    "NextSentence": [("NSP acc", "val/acc", "")],
-    "Combined": [("NSP acc", "val/nsp/acc", ""), ("MLM acc (pair corpus)", "val/mlm/acc", "")],
-    "ReplacedTokenDetection": [("discriminator acc", "val/acc", ""), ("on replaced tokens", "val/acc", "replaced")],
-    "NextTokenLM": [
-        ("next-token acc", "val/acc", ""),
-        ("closers", "val/acc", "closer"),
-        ("openers", "val/acc", "opener"),
-    ],
-}
 CHANCE = 0.5  # grammaticality: two balanced classes
 
 
@@ -40,8 +28,26 @@ def tuned(objective: str, regime: str = "full") -> dict:
 
 
 class Objectives:
-    def __init__(self, data: Data):
+    def __init__(self, data: Data, root: Path = CHECKOUT):
         self.data = data
+        self.root = Path(root)  # the checkout whose arm registry names the objectives
+
+    def arm(self, objective: str) -> Arm:
+        return arm(objective, self.root)
+
+    @property
+    def objectives(self) -> list[str]:
+        """The objective classes the grid pre-trains, the registry's first in its order, then the others."""
+        pre = self.data.frame[self.data.frame["stage"] == "pretrain"]
+        found = list(dict.fromkeys(pre["objective"].dropna()))
+        order = list(registry(self.root))
+        return sorted(found, key=lambda o: (order.index(o) if o in order else len(order), found.index(o)))
+
+    @property
+    def published(self) -> list[str]:
+        """The objectives BERT's Table 5 ablates, as it lists them (its best first)."""
+        listed = [o for o in self.objectives if self.arm(o).published]
+        return sorted(listed, key=lambda o: -self.arm(o).published.figures[0])
 
     def pre(self, objective: str, metric: str = "val/acc", category: str = "") -> Stat:
         """The objective's own pre-training figure."""
@@ -54,8 +60,9 @@ class Objectives:
     def objective_rows(self) -> list[list[str]]:
         """[objective, its own pre-training figures, frozen, full] per objective, then no pre-training."""
         rows = []
-        for label, o in NAMES.items():
-            figures = [(name, self.pre(o, metric, category)) for name, metric, category in OWN[o]]
+        for o in self.objectives:
+            label = self.arm(o).label
+            figures = [(name, self.pre(o, metric, category)) for name, metric, category in self.arm(o).own]
             own = [
                 f"{name} {s.with_seeds() if i == 0 else s}" for i, (name, s) in enumerate(figures)
             ]  # each seed's: first only
@@ -83,9 +90,11 @@ class Objectives:
         """[pre-training, full fine-tuning, frozen [CLS], BERT-base's five figures] per objective, then no
         pre-training."""
         full, frozen = (
-            {o: self.data.stat("val/acc", **tuned(o, r)).with_seeds() for o in LABELS} for r in ("full", "frozen")
+            {o: self.data.stat("val/acc", **tuned(o, r)).with_seeds() for o in self.published}
+            for r in ("full", "frozen")
         )
-        rows = [[label, full[o], frozen[o], " / ".join(f"{x:.1f}" for x in TABLE_5[o])] for o, label in LABELS.items()]
+        shown = {o: self.arm(o).published for o in self.published}
+        rows = [[p.label, full[o], frozen[o], " / ".join(f"{x:.1f}" for x in p.figures)] for o, p in shown.items()]
         return [*rows, ["no pre-training", self.data.stat("val/acc", **SCRATCH).with_seeds(), "", ""]]
 
     def diff(self, a: str, b: str | None) -> Diff:
@@ -101,8 +110,9 @@ class Objectives:
         c = self.diff(a, b)
         return " / ".join(number(c.a.values[s] - c.b.values[s]) for s in sorted(c.a.values))
 
-    @staticmethod
-    def published_gap(a: str, b: str) -> tuple[float, float]:
+    def published_gap(self, a: str, b: str) -> tuple[float, float]:
         """The smallest and largest amount by which BERT-base's A exceeds its B over the five tasks."""
-        gaps = [round(x - y, 1) for x, y in zip(TABLE_5[a], TABLE_5[b], strict=True)]
+        gaps = [
+            round(x - y, 1) for x, y in zip(self.arm(a).published.figures, self.arm(b).published.figures, strict=True)
+        ]
         return min(gaps), max(gaps)

@@ -376,7 +376,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
     for out, grid in grids:
         pages = renderer.readers.get(out.resolve(), [])
         try:
-            changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs)
+            changed += grid_report.write(out, grid, check, renderer.data(out), pages, renderer.outputs, root)
         except ASKING as err:
             raise ReportError(str(err)) from None
     for page, body in rendered:

@@ -325,6 +325,11 @@ class Data:
         return {row["experiment"]: {k: None if v != v else v for k, v in row.items()}  # NaN: the axis does not apply
                 for row in first.to_dict("records")}  # fmt: skip
 
+    def objective(self, experiment: str) -> str | None:
+        """The objective class `experiment`'s configs build (its `objective` column), None where the table has none."""
+        found = self._columns_of.get(experiment, {}).get("objective")
+        return str(found) if found is not None else None
+
     def _match(self, metric: str, category: str, where: dict) -> list[str]:
         if len(where) == 1 and isinstance(e := where.get("experiment"), str):  # the common question, answered directly
             return [e] if (e, metric, category) in self._cells else []

@@ -1,0 +1,92 @@
+"""The arm registry (configs/arms.yaml): an objective added to a grid's config alone reaches the grid's pages and
+dashboard under its registered label, and the page models that read the registry type no arm of their own."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from minibert.report import grid_report, verdicts
+from minibert.report.objectives import Objectives
+from minibert.tables import arms, table
+from minibert.tables.query import Data
+from minibert.tables.record import grid_of
+
+ROOT = Path(__file__).resolve().parents[1]
+NEW, LABEL = "MaskRate30", "mask rate 30%"
+
+
+def _with_new_objective(tmp_path: Path, registered: bool) -> Path:
+    """A checkout whose objectives grid gains one objective (pre-trained, then fine-tuned frozen and full) in its
+    config alone, its table holding MLM's rows under the new arm's names, and (if `registered`) a registry entry."""
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    shutil.copytree(ROOT / "results/objectives", tmp_path / "results/objectives", ignore=shutil.ignore_patterns("runs"))
+    grid = tmp_path / "configs/ablations/objectives.yaml"
+    config = yaml.safe_load(grid.read_text())
+    config["experiments"] += [
+        {"name": "objectives/pretrain/rate30", "job_type": "pretrain", "configs": ["configs/pretrain.yaml"]},
+        *({"name": f"objectives/finetune/rate30-{r}", "job_type": "finetune", "configs": ["configs/finetune.yaml"],
+           "overrides": {"model.init_args.regime": r}, "encoder_from": "objectives/pretrain/rate30"}
+          for r in ("frozen", "full")),
+    ]  # fmt: skip
+    grid.write_text(yaml.safe_dump(config, sort_keys=False))
+    if registered:
+        with open(tmp_path / arms.FILE, "a") as f:
+            f.write(yaml.safe_dump({NEW: {"label": LABEL, "description": "MLM at a 30% rate"}}))
+    out = tmp_path / "results/objectives"
+    frame = pd.read_csv(out / table.FILE, dtype={"category": str, "run": str, "code": str}, low_memory=False)
+    mlm = frame[frame["experiment"].str.match(r"objectives/(pretrain/mlm|finetune/mlm-(frozen|full))$")].copy()
+    mlm["experiment"] = mlm["experiment"].str.replace("mlm", "rate30")
+    mlm["objective"] = NEW
+    pd.concat([frame, mlm]).to_csv(out / table.FILE, index=False, lineterminator="\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("registered", [True, False])
+def test_an_objective_added_to_the_grid_alone_reaches_its_page_and_dashboard_under_its_label(tmp_path, registered):
+    root = _with_new_objective(tmp_path, registered)
+    arms.registry.cache_clear()
+    label = LABEL if registered else NEW  # unregistered: named by its class
+    out = root / "results/objectives"
+    data = Data.load(out)
+    verdicts.decide(data, grid_of(out, root), root)
+    page = Objectives(data, root)
+    rows = {row[0]: row for row in page.objective_rows()}
+    assert label in rows and page.objectives[-1] == NEW  # after the registry's own, in the table's order
+    own, mlm = rows[label], rows["mlm"]
+    assert own[2:] == mlm[2:] and own[1].split(" ", 1)[1] == mlm[1].split(" ", 2)[2]  # MLM's runs, read alike
+    if not registered:  # its dashboard row: the overview's, under its class name
+        row = next(r for r in grid_report.overview(data, root).rows if r[0] == "objectives/pretrain/rate30")
+        assert row[1] == label
+        return
+    grid_report.write(out, grid_of(out, root), data=data, root=root)
+    markdown = (out / "ablation.md").read_text().splitlines()
+    assert next(x for x in markdown if x.startswith("| objectives/pretrain/rate30 |")).split(" | ")[1] == label
+    html = re.findall(r"<tr>.*?</tr>", (out / "dashboard.html").read_text(), flags=re.S)
+    row = next(r for r in html if "objectives/pretrain/rate30<" in r)
+    assert f">{label}<" in row
+
+
+def test_a_damaged_registry_is_one_line(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / arms.FILE).write_text("MaskedLM: {description: no label}\n")
+    arms.registry.cache_clear()
+    with pytest.raises(table.TableError, match="give label") as err:
+        arms.registry(tmp_path)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("module", ["objectives.py", "grid_report.py"])
+def test_the_page_models_that_read_the_registry_type_no_arm(module):
+    """Neither names an objective class the registry holds, nor one of their labels, in its code (its docstring's
+    example aside)."""
+    source = (ROOT / "minibert/report" / module).read_text()
+    code = re.sub(r'""".*?"""', "", source, flags=re.S)
+    for key, entry in arms.registry(ROOT).items():
+        for name in (key, entry.label):
+            assert not re.search(rf"[\"']{re.escape(name)}[\"']", code), f"{module} types the arm {name!r}"
