@@ -7,6 +7,8 @@ import numpy as np
 
 ARMS = ["mlm", "span", "rate30", "alibi", "mask100", "electra", "next_token"]
 QUALITY = {a: q for a, q in zip(ARMS, [0.9, 0.3, 0.7, 0.5, 0.6, 0.4, 0.2])}  # the arms' true order
+# each arm's objective class, as a table's `objective` column holds it (configs/arms.yaml names them)
+OBJECTIVE = {"span": "SpanMaskedLM", "electra": "ReplacedTokenDetection", "next_token": "NextTokenLM"}
 
 
 def rows(setting: str, order: float, seeds=(0, 1, 2), seed: int = 0) -> list[dict]:
@@ -20,7 +22,8 @@ def rows(setting: str, order: float, seeds=(0, 1, 2), seed: int = 0) -> list[dic
     def row(experiment, metric, s, value, n=None):
         out.append({"grid": "validity", "experiment": experiment, "stage": experiment.split("/")[2], "seed": s,
                     "val_seed": 7 if text else s, "metric": metric, "category": "", "value": value, "n": n,
-                    "run": f"r{s}", "code": ""})  # fmt: skip
+                    "run": f"r{s}", "code": "",
+                    "objective": OBJECTIVE.get(experiment.rsplit("/", 1)[-1], "MaskedLM")})  # fmt: skip
 
     for arm in ARMS:
         q = 0.5 + 0.3 * order * (QUALITY[arm] - 0.5)

@@ -9,7 +9,8 @@ setting's two measures, both read so that the ranking's first arm is the best:
   is one n-gram reference for every arm of the setting, the strongest that all of them log (`val/reference/*/acc`:
   the left bigram, since a model that reads no right context logs no other), minus the accuracy, on the same
   questions. One reference for all: an arm read against a weaker reference than the others would rank higher
-  for it. Arms whose pre-training answers another question (`NOT_CLOZE`) have no cloze figure.
+  for it. Arms whose pre-training answers another question (their objective's `cloze: false` in the arm
+  registry, configs/arms.yaml) have no cloze figure.
 - **finetune**: the fine-tuned accuracy, `val/acc` (every arm).
 
 `Study.measured(setting, measure)` is the `minibert.stats.agreement.Measured` the coefficients are drawn from.
@@ -23,12 +24,12 @@ from dataclasses import dataclass
 
 from minibert.stats import agreement, intervals
 from minibert.tables import stats
+from minibert.tables.arms import arm as registered
 from minibert.tables.query import Data, QueryError, Stat
 from minibert.tables.stats import Interval
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
-NOT_CLOZE = ("electra", "next_token")
 CONTROL = "mlm"  # the arm every effect is measured against (BERT's MLM)
 TARGET = "text"  # the setting the others are read against: real text at the recipe that learns, last
 SMALL_TEXT = "text1x"  # text at Dyck's budget: a predictor, but no toy language
@@ -101,7 +102,11 @@ class Study:
         arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
         self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
         self._compared: dict[tuple, object] = {}  # pages ask again: each bootstrap runs once
-        self.target, self.control, self.not_cloze = TARGET, CONTROL, NOT_CLOZE  # for the page
+        # arms whose pre-training answers another question (the registry's `cloze: false`): no cloze figure
+        objectives = {a: next((o for s in order if (o := data.objective(self.experiment(s, "pretrain", a)))), None)
+                      for a in self.arms}  # fmt: skip
+        self.not_cloze = [a for a, o in objectives.items() if o is not None and not registered(o).cloze]
+        self.target, self.control = TARGET, CONTROL  # for the page
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:
         return f"{PREFIX}/{setting}/{stage}/{arm}"
@@ -127,7 +132,7 @@ class Study:
             return None if s is None else Figure(s.values, _binomial(s), s.n, self._shared_set(s))
         if measure != "cloze":
             raise QueryError(f"no measure {measure!r}: the study's are {', '.join(MEASURES)}")
-        if arm in NOT_CLOZE:
+        if arm in self.not_cloze:
             return None
         # The sampling term is the accuracy's alone: on a shared set the ceiling (or reference) is one count on
         # the same questions for every arm read against it, so it cancels in every difference and moves no rank.
@@ -148,7 +153,7 @@ class Study:
         """The n-gram reference (`val/reference/<name>/acc`) every cloze arm of `setting` logs, the strongest on
         the control arm's questions where several are; None where they share none (or log none)."""
         logged = []
-        for arm in (a for a in self.arms if a not in NOT_CLOZE):
+        for arm in (a for a in self.arms if a not in self.not_cloze):
             e = self.experiment(setting, "pretrain", arm)
             found = {m for m, c in self.data.figures(e)
                      if c == "" and m.startswith("val/reference/") and m.endswith("/acc")}  # fmt: skip

@@ -21,7 +21,7 @@ from minibert.checkout import CHECKOUT
 from minibert.tables.table import TableError
 
 FILE = Path("configs/arms.yaml")
-KEYS = {"label", "description", "own", "published"}
+KEYS = {"label", "description", "cloze", "own", "published"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Arm:
     key: str  # the objective class
     label: str
     description: str = ""
+    cloze: bool = True  # its pre-training answers the cloze (False: another question, and no cloze figure)
     own: tuple[tuple[str, str, str], ...] = (("val/acc", "val/acc", ""),)  # (name, metric, category), headline first
     published: Published | None = None
 
@@ -55,7 +56,9 @@ def registry(root: Path = CHECKOUT) -> dict[str, Arm]:
             if any(len(figure) != 3 for figure in own):
                 raise ValueError(f"{key}: each of `own` is [name, metric, category]")
             published = entry.get("published")
-            arms[str(key)] = Arm(str(key), str(entry["label"]), str(entry.get("description", "")), own,
+            if not isinstance(cloze := entry.get("cloze", True), bool):
+                raise ValueError(f"{key}: cloze is true or false")
+            arms[str(key)] = Arm(str(key), str(entry["label"]), str(entry.get("description", "")), cloze, own,
                                  Published(str(published["label"]), tuple(map(float, published["figures"])))
                                  if published else None)  # fmt: skip
         return arms
