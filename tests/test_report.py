@@ -508,3 +508,12 @@ def test_a_comparison_stopped_on_the_clock_reads_the_same_on_every_page(tmp_path
     assert verdict == record.words(j, "mlm", "span") == "undecided (clock)"
     assert "stopped on the clock (--minutes) after 5 seeds" in text and "stopped on the clock" in table_row
     assert "| undecided (clock) |" in table_row
+
+
+def test_the_tables_under_a_folder_leave_out_the_runs_a_sweep_is_writing(tmp_path):
+    for folder in ("a", "a/runs/pretrain/x", "b/c", "d"):
+        (tmp_path / folder).mkdir(parents=True)
+    for folder in ("a", "a/runs/pretrain/x", "b/c"):
+        (tmp_path / folder / table.FILE).write_text("grid\n")
+    assert table.tables_under(tmp_path) == [tmp_path / "a", tmp_path / "b/c"]
+    assert table.tables_under(tmp_path / "gone") == []  # a folder removed before the walk: nothing, no error

@@ -254,10 +254,10 @@ def other_grids(out: Path) -> list[dict[str, str]]:
     out = out.resolve()
     root = next((p for p in (out, *out.parents) if p.name == "results"), out)
     grids = []
-    for csv in sorted(root.glob(f"**/{table.FILE}"), key=lambda p: (p.parent != root, p)):  # the default first
-        if csv.parent != out and "runs" not in csv.relative_to(root).parts:
-            name = "default" if csv.parent == root else csv.parent.relative_to(root).as_posix()
-            to = Path(os.path.relpath(csv.parent, out))
+    for folder in sorted(table.tables_under(root), key=lambda p: (p != root, p)):  # the default first
+        if folder != out:
+            name = "default" if folder == root else folder.relative_to(root).as_posix()
+            to = Path(os.path.relpath(folder, out))
             grids.append({"name": name, "md": (to / "ablation.md").as_posix(),
                           "html": (to / "dashboard.html").as_posix()})  # fmt: skip
     return grids

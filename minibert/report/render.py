@@ -88,7 +88,7 @@ from minibert.report import (
 from minibert.tables import provenance, questions, stats
 from minibert.tables.query import Data, QueryError, Stat, markdown_table
 from minibert.tables.record import grid_of
-from minibert.tables.table import FILE, TableError
+from minibert.tables.table import FILE, TableError, tables_under
 
 PAGES = Path("configs/pages")
 EXIT_CHANGED, EXIT_BAD_INPUT = 1, 2
@@ -359,7 +359,7 @@ def build(root: str | Path = ".", check: bool = False, outputs: list[Path] | Non
                           "give --root the repository's folder")  # fmt: skip
     renderer, changed = Renderer(root), []
     renderer.drawing = not check
-    outs = [t.parent for t in sorted(Path(root).glob(f"results/**/{FILE}"))]
+    outs = tables_under(Path(root) / "results")
     try:
         for out in outs:  # every table read, checked and judged before any page quotes it
             data = renderer.data(out)

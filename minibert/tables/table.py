@@ -36,6 +36,7 @@ import csv
 import gzip
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -76,6 +77,18 @@ def split(key: str) -> tuple[str, str]:
     if parsed is None or parsed.role == "n":
         return key, ""
     return accuracies.AccKey(parsed.prefix, parsed.role, "").key(parsed.role), parsed.category
+
+
+def tables_under(root: str | Path) -> list[Path]:
+    """Every folder under `root` (itself included) that holds a results table, in path order. A grid's `runs/`
+    folders are not walked: a sweep writes there while a report reads the tables, and a folder it removes
+    mid-walk is skipped (os.walk's default), not an error."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "runs"]
+        if FILE in files:
+            found.append(Path(folder))
+    return sorted(found)
 
 
 def grid_of_table(out: str | Path) -> str | None:
