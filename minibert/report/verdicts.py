@@ -83,6 +83,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Side:
+    """One side of a question as minibert.tables.questions writes it: a figure of an experiment, on some seeds."""
+
     experiment: str
     metric: str
     category: str
@@ -94,6 +96,7 @@ class Side:
 
 
 def parse_side(text: str) -> Side:
+    """'<experiment> <metric>[<category>] {seeds 0,1}' as a Side; FamilyError for text that is not one."""
     m = _SIDE.fullmatch(text)
     if m is None:
         raise questions.FamilyError(f"{text!r}: not one side of a question ('<experiment> <metric>[<category>]')")
@@ -190,9 +193,11 @@ def judge(data: Data) -> list[Row]:
     verdicts.csv holds them."""
     rows = _holm_rows(data)
     judged = _comparison_rows(data, Path(data.out)) if data.out else []
-    by_comparison = {r.question for r in judged}
+    last = {r.question: r for r in judged}  # two records of one question: the later (by name) is stated
+    judged = [r if last[r.question] is r else Row(**(asdict(r) | {"stated": 0})) for r in judged]
+    by_comparison = set(last)
     rows = [Row(**(asdict(r) | {"stated": 0})) if r.question in by_comparison else r for r in rows]
-    data.family.stated = {r.question: r for r in judged}
+    data.family.stated = {r.question: r for r in judged if r.stated}
     data.family.rows = sorted(rows + judged, key=lambda r: (r.question, r.judged_by != HOLM, r.judged_by))
     return data.family.rows
 
