@@ -8,7 +8,6 @@ per experiment, then each experiment's categories behind a toggle (in Markdown: 
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,18 +114,6 @@ def pair_claim(claim: Claim, data: Data) -> Diff:
     return Diff(a, b, iv, False, data.family, questions.of_claim(claim)[0])
 
 
-def records(out: Path, data: Data) -> list[tuple[str, comparison.Recorded]]:
-    """(name, record judged on `data`) of every comparison recorded in `out/comparisons/`, judged once for all
-    the claims and rows of a render that read it (again when a record's text changes)."""
-    paths = sorted((out / "comparisons").glob("*.json"))
-    return _judged(out, data, tuple((p.stem, p.read_bytes()) for p in paths))
-
-
-@functools.lru_cache(maxsize=64)
-def _judged(out: Path, data: Data, texts: tuple[tuple[str, bytes], ...]) -> list[tuple[str, comparison.Recorded]]:
-    return [(name, comparison.recorded(out, name, data)) for name, _ in texts]
-
-
 def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
     """The pair claim judged by the comparison recorded in `out/comparisons/` that holds its two experiments on
     its metric, or on that accuracy's gap where the two graded the same questions on every seed (their ceilings
@@ -138,7 +125,7 @@ def recorded_claim(claim: Claim, data: Data, out: Path) -> Answer | None:
         return None
     gap = key.key("gap") if key is not None and key.role == "acc" else None
     arms = {claim.higher.experiment, claim.lower.experiment}
-    for name, record in records(out, data):
+    for name, record in verdicts.records(data).items():
         for j in record.judged:
             if {j.pair.a, j.pair.b} != arms or j.pair.metric not in (metric, gap):
                 continue
@@ -166,7 +153,7 @@ def compare_answers(out: Path, data: Data) -> list[Answer]:
     table by its own sign rule (minibert.compare.comparison.judge) over the seeds it ran: the verdict is that rule's,
     worded as the record words it (its clock included), and the figure the mean's sequence at the last look."""
     answers = []
-    for name, r in records(out, data):
+    for name, r in verdicts.records(data).items():
         for j in r.judged:
             a, b = j.pair.a.rsplit("/", 1)[-1], j.pair.b.rsplit("/", 1)[-1]
             d = comparison.as_diff(data, j)

@@ -164,7 +164,6 @@ class Renderer:
         self.tables: dict[Path, Data] = {}
         self.grids: dict[Path, Grid] = {}  # table folder -> its grid, loaded once
         self.studies: dict[Path, validity.Study] = {}
-        self.records: dict[tuple[str, str], comparison.Recorded] = {}  # each judged once, however many pages ask
         self.touched: set[Path] = set()  # the tables the page being rendered reads
         self.readers: dict[Path, list[Path]] = {}  # table folder -> the pages that read it
         self.outputs: list[Path] = []  # every page and figure rendering writes (or, checking, would write)
@@ -241,12 +240,10 @@ class Renderer:
 
     def comparison(self, name: str, record: str) -> comparison.Recorded:
         """The comparison `results/<name>/comparisons/<record>.json`, judged on that grid's table."""
-        folder = self.root / grid_dir(name)
-        if not (folder / "comparisons" / f"{record}.json").is_file():
+        found = verdicts.records(self.grid(name))  # judged once, with the grid's verdicts
+        if record not in found:
             raise QueryError(f"no comparison {record!r} recorded in {grid_dir(name)}/comparisons/")
-        if (name, record) not in self.records:
-            self.records[name, record] = comparison.recorded(folder, record, self.grid(name))
-        return self.records[name, record]
+        return found[record]
 
     def answer(self, name: str, metric: str, a: str, b: str) -> Answer:
         """A - B on `metric` in grid `name`, as its row in the grid's verdicts states it (minibert.report.verdicts):

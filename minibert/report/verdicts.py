@@ -28,9 +28,10 @@ the README and compare quote the same row. Columns of verdicts.csv:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -161,12 +162,26 @@ def _lower_is_better(question: str) -> bool:
     return (a.metric, a.category) == (b.metric, b.category) and scoreboard.lower_is_better(a.metric)
 
 
-def _comparison_rows(data: Data, out: Path) -> list[Row]:
-    """A row for every pair each comparison recorded in `out/comparisons/` judged: its sign rule's verdict, the
+def records(data: Data) -> dict[str, comparison.Recorded]:
+    """Record name -> every comparison recorded beside `data`'s table (`<out>/comparisons/`), judged on it once
+    for its rows and for every claim, dashboard row and page that reads it (again when a record's text changes)."""
+    if not data.out:  # a table built in memory: nothing recorded beside it
+        return {}
+    paths = sorted((Path(data.out) / "comparisons").glob("*.json"))
+    return _judged(data, tuple((p.stem, p.read_bytes()) for p in paths))
+
+
+@functools.lru_cache(maxsize=64)
+def _judged(data: Data, texts: tuple[tuple[str, bytes], ...]) -> dict[str, comparison.Recorded]:
+    return {name: comparison.recorded(Path(data.out), name, data) for name, _ in texts}
+
+
+def _comparison_rows(data: Data) -> list[Row]:
+    """A row for every pair each comparison recorded beside the table judged: its sign rule's verdict, the
     mean's sequence at the last look (as measured, first side minus second), the seeds it stopped at."""
     rows = []
-    for path in sorted((out / "comparisons").glob("*.json")):
-        for j in comparison.recorded(out, path.stem, data).judged:
+    for name, recorded in records(data).items():
+        for j in recorded.judged:
             metric, category = split(j.pair.metric)
             a, b = (questions.side(e, metric, category) for e in (j.pair.a, j.pair.b))
             iv = -j.interval if scoreboard.lower_is_better(j.pair.metric) else j.interval  # as measured, A - B
@@ -175,7 +190,7 @@ def _comparison_rows(data: Data, out: Path) -> list[Row]:
                 iv, verdict = -iv, {"A better": "B better", "B better": "A better"}.get(verdict, verdict)
             verdict = {"A better": "first better", "B better": "second better"}.get(verdict, verdict)
             decided_on = j.verdict.look if j.stopped else j.looks
-            rows.append(Row(questions.canonical(questions.pair(a, b)), f"comparisons/{path.stem}", 1, iv.mean,
+            rows.append(Row(questions.canonical(questions.pair(a, b)), f"comparisons/{name}", 1, iv.mean,
                             iv.lo, iv.hi, iv.seeds, decided_on, math.nan, math.nan, j.verdict.e_value,
                             verdict))  # fmt: skip
     return rows
@@ -192,11 +207,10 @@ def judge(data: Data) -> list[Row]:
     judged, once; the family then answers every verdict a page asks from these rows. Returns the rows, as
     verdicts.csv holds them."""
     rows = _holm_rows(data)
-    judged = _comparison_rows(data, Path(data.out)) if data.out else []
+    judged = _comparison_rows(data)
     last = {r.question: r for r in judged}  # two records of one question: the later (by name) is stated
-    judged = [r if last[r.question] is r else Row(**(asdict(r) | {"stated": 0})) for r in judged]
-    by_comparison = set(last)
-    rows = [Row(**(asdict(r) | {"stated": 0})) if r.question in by_comparison else r for r in rows]
+    judged = [r if last[r.question] is r else replace(r, stated=0) for r in judged]
+    rows = [replace(r, stated=0) if r.question in last else r for r in rows]
     data.family.stated = {r.question: r for r in judged if r.stated}
     data.family.rows = sorted(rows + judged, key=lambda r: (r.question, r.judged_by != HOLM, r.judged_by))
     return data.family.rows
