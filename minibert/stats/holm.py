@@ -20,13 +20,10 @@ def holm(values: Sequence[float], alpha: float = ALPHA, e_values: bool = False) 
     ([True, False, False], [True, True, True], [True, False, False])
     """
     v = np.asarray(values, float)
-    order = np.argsort(-v if e_values else v, kind="stable")
-    reject = [False] * len(v)
-    for i, j in enumerate(order):
-        if not (v[j] >= (len(v) - i) / alpha if e_values else v[j] <= alpha / (len(v) - i)):
-            break
-        reject[j] = True
-    return reject
+    if e_values:  # e >= (K - i) / alpha is 1 / e <= alpha / (K - i): the same step-down on 1 / e
+        with np.errstate(divide="ignore"):
+            v = 1.0 / v
+    return [a <= alpha for a in adjusted(v)]
 
 
 def adjusted(p_values: Sequence[float]) -> list[float]:
