@@ -36,8 +36,9 @@ def _with_new_objective(tmp_path: Path, registered: bool) -> Path:
     ]  # fmt: skip
     grid.write_text(yaml.safe_dump(config, sort_keys=False))
     if registered:
-        with open(tmp_path / arms.FILE, "a") as f:
-            f.write(yaml.safe_dump({NEW: {"label": LABEL, "description": "MLM at a 30% rate"}}))
+        registry = yaml.safe_load((tmp_path / arms.FILE).read_text())
+        registry["objectives"][NEW] = {"label": LABEL, "description": "MLM at a 30% rate"}
+        (tmp_path / arms.FILE).write_text(yaml.safe_dump(registry, sort_keys=False))
     out = tmp_path / "results/objectives"
     frame = pd.read_csv(out / table.FILE, dtype={"category": str, "run": str, "code": str}, low_memory=False)
     mlm = frame[frame["experiment"].str.match(r"objectives/(pretrain/mlm|finetune/mlm-(frozen|full))$")].copy()
@@ -74,7 +75,7 @@ def test_an_objective_added_to_the_grid_alone_reaches_its_page_and_dashboard_und
 
 def test_a_damaged_registry_is_one_line(tmp_path):
     (tmp_path / "configs").mkdir()
-    (tmp_path / arms.FILE).write_text("MaskedLM: {description: no label}\n")
+    (tmp_path / arms.FILE).write_text("objectives:\n  MaskedLM: {description: no label}\n")
     arms.registry.cache_clear()
     with pytest.raises(table.TableError, match="give label") as err:
         arms.registry(tmp_path)

@@ -147,20 +147,20 @@ def check_text_recipe(r: Renderer) -> None:
 
 
 def check_objectives(r: Renderer) -> None:
-    from minibert.tables.arms import arm
+    from minibert.tables.arms import objective as registered
 
     o = r.env.globals["objectives"]("objectives")
     widths(["objective", "own", "frozen", "full"], o.objective_rows())
     widths(["pre-training", "full", "frozen", "BERT-base"], o.rows())
     pretrained = set(o.data.frame.loc[o.data.frame["stage"] == "pretrain", "objective"])
-    assert [row[0] for row in o.objective_rows()][:-1] == [arm(x).label for x in o.objectives]
+    assert [row[0] for row in o.objective_rows()][:-1] == [registered(x).label for x in o.objectives]
     assert set(o.objectives) == pretrained  # every objective the grid pre-trains, once
     for a, b in (("MaskedLM", "NextTokenLM"), ("Combined", "MaskedLM")):
         c = o.diff(a, b)
         assert o.holds(a, b) == {"A": "holds", "B": "does not hold", "none": "undecided"}[side(c)]
         per_seed = [float(x) for x in o.per_seed(a, b).split(" / ")]
         assert per_seed == pytest.approx([100 * (c.a.values[s] - c.b.values[s]) for s in sorted(c.a.values)], abs=0.051)
-        gaps = [x - y for x, y in zip(arm(a).published.figures, arm(b).published.figures, strict=True)]
+        gaps = [x - y for x, y in zip(registered(a).published.figures, registered(b).published.figures, strict=True)]
         assert o.published_gap(a, b) == pytest.approx((min(gaps), max(gaps)))
     for objective in ("MaskedLM", "NextTokenLM"):
         iv = o.ft(objective, "frozen").interval

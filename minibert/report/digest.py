@@ -21,15 +21,14 @@ from dataclasses import dataclass
 
 from minibert.report.length import HOLDS_WITHIN, PAST, Length
 from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
-from minibert.report.scaling import NAMES, Scaling
-from minibert.report.structure import ARMS, Structure
+from minibert.report.scaling import Scaling
+from minibert.report.structure import Structure
 from minibert.report.text_recipe import TextRecipe
 from minibert.report.transfer import Transfer
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
-CLOZE_RIVALS = ("span", "next_token-then-mlm", "mlm-w64")  # the cloze arms MLM's gap is read against
-TUNED_RIVALS = ("electra", "next_token", "next_token-then-mlm")  # the fine-tuned arms MLM is read against
+DEPTH_RIVAL = "next_token"  # the left-to-right arm the structure paragraph's claim reads the control against
 NO_PRETRAIN = {"regime": "no_pretrain"}
 SCHEMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rotary": "rotary", "alibi": "ALiBi", "none": "no"}
 REFERENCES = {"unigram": ("the unigram", "unigram"), "left_bigram": ("the left bigram", "bigram"),
@@ -125,43 +124,50 @@ class Digest:
         def tuned(arm: str, budget: str) -> dict:
             return {"stage": "finetune", "arm": arm, "budget": budget}
 
+        control = page.control
+        cloze = [a for a in page.cloze if a != control]  # the cloze arms the control's gap is read against
+        rivals = [a for a in page.tuned if a != control]  # the fine-tuned arms it is read against
         lead = []
         for x in budgets:
-            verdicts = [sc.diff("val/gap/acc", cell("mlm", x), cell(a, x)).verdict() for a in CLOZE_RIVALS]
+            verdicts = [sc.diff("val/gap/acc", cell(control, x), cell(a, x)).verdict() for a in cloze]
             if all(v == "A better" for v in verdicts):
                 lead.append(x)
         where = ("at every budget" if len(lead) == len(budgets)
                  else f"at {', '.join(lead) or 'no budget'} of {', '.join(budgets)}")  # fmt: skip
         last = budgets[-1]
         gaps = {a: stats.number(sc.between("val/ceiling/acc", "val/acc", **cell(a, last)).mean)
-                for a in ("mlm", *CLOZE_RIVALS)}  # fmt: skip
+                for a in (control, *cloze)}  # fmt: skip
 
         chance = stats.number(sc.stat("val/acc", **NO_PRETRAIN).mean)
         above = []
         for x in budgets:
-            if sc.diff("val/acc", tuned("mlm", x), NO_PRETRAIN).verdict() != "A better":
+            if sc.diff("val/acc", tuned(control, x), NO_PRETRAIN).verdict() != "A better":
                 continue
             lost, behind = [], []
-            for a in TUNED_RIVALS:
-                v = sc.diff("val/acc", tuned("mlm", x), tuned(a, x)).verdict()
+            for a in rivals:
+                v = sc.diff("val/acc", tuned(control, x), tuned(a, x)).verdict()
                 if v == "undecided":
-                    lost.append(NAMES[a])
+                    lost.append(arms.label(a))
                 elif v == "B better":
-                    behind.append(NAMES[a])
+                    behind.append(arms.label(a))
             standing = "better than each beyond noise" if not lost and not behind else ", ".join(
                 [*([f"undecided against {' and '.join(lost)}"] if lost else []),
                  *([f"behind {' and '.join(behind)} beyond noise"] if behind else [])])  # fmt: skip
-            above.append((x, f"at {x} ({stats.number(sc.stat('val/acc', **tuned('mlm', x)).mean)}%) MLM is {standing}"))
+            above.append((x, f"at {x} ({stats.number(sc.stat('val/acc', **tuned(control, x)).mean)}%) "
+                             f"{arms.label(control)} is {standing}"))  # fmt: skip
+        names = [arms.label(a) for a in rivals]
+        against = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
         if above:
-            sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at "
-                        f"{', '.join(x for x, _ in above)}; there, against ELECTRA, next-token LM and next-token LM "
-                        f"then MLM, {'; '.join(s for _, s in above)}.")  # fmt: skip
+            sentence = (f"Full fine-tuning after {arms.label(control)} leaves chance (no pre-training: {chance}%) "
+                        f"beyond noise at {', '.join(x for x, _ in above)}; there, against {against}, "
+                        f"{'; '.join(s for _, s in above)}.")  # fmt: skip
         else:
-            sentence = (f"Full fine-tuning after MLM leaves chance (no pre-training: {chance}%) beyond noise at no "
-                        "budget, once its verdicts are held together with the table's others.")  # fmt: skip
+            sentence = (f"Full fine-tuning after {arms.label(control)} leaves chance (no pre-training: {chance}%) "
+                        "beyond noise at no budget, once its verdicts are held together with the table's others.")  # fmt: skip
 
         claims = "; ".join(f'"{text}" {said}' for text, said in page.claim_outcomes()) + "."
-        electra = {"experiment": f"scaling/pretrain/electra/{last}"}
+        detector = next(a for a in page.pretrained if arms.arm(a).generator)  # the first arm read on its generator
+        electra = {"experiment": f"scaling/pretrain/{detector}/{last}"}
         everything = sc.stat("val/acc", **electra)
         return ScalingDigest(budgets, where, gaps, sentence, claims, everything,
                              sc.stat("val/acc", "original", **electra).n / everything.n, page.today)  # fmt: skip
@@ -195,24 +201,26 @@ class Digest:
     @functools.cache  # noqa: B019
     def structure(self) -> StructureDigest:
         page = Structure(self.grid("structure"))
-        beats = [f"{name} layer {layer}" for a, name in ARMS.items() for layer in (1, 2)
+        beats = [f"{arms.label(a)} layer {layer}" for a in page.arms for layer in (1, 2)
                  if page.over_embeddings(a, layer, "uuas").verdict() == "A better"]  # fmt: skip
-        embeddings = [page.stat("probe", 0, "uuas", a).mean for a in ARMS]
-        depth = {a: max((page.stat("probe", layer, "depth_spearman", a).mean, layer) for layer in (1, 2)) for a in ARMS}
+        embeddings = [page.stat("probe", 0, "uuas", a).mean for a in page.arms]
+        depth = {a: max((page.stat("probe", layer, "depth_spearman", a).mean, layer) for layer in (1, 2))
+                 for a in page.arms}  # fmt: skip
         top = sorted(depth.items(), key=lambda item: item[1])[-1][0]
-        against = [(layer, page.depth_against("next_token", layer)) for layer in (1, 2)]
+        against = [(layer, page.depth_against(DEPTH_RIVAL, layer)) for layer in (1, 2)]
         words = [c.verdict() for _, c in against]
         claim = ("holds" if words.count("A better") == 2 else "does not hold" if "B better" in words
                  else "is undecided")  # fmt: skip
         by_layer = ", ".join(f"at layer {layer} = {stats.fmt(c.interval, 1, 3, True)} "
-                             f"({c.verdict('MLM', 'next-token LM')})" for layer, c in against)  # fmt: skip
-        return StructureDigest(beats, (min(embeddings), max(embeddings)), ARMS[top], depth[top], depth["mlm"], claim,
-                               by_layer)  # fmt: skip
+                             f"({c.verdict(arms.label(page.control), arms.label(DEPTH_RIVAL))})"
+                             for layer, c in against)  # fmt: skip
+        return StructureDigest(beats, (min(embeddings), max(embeddings)), arms.label(top), depth[top],
+                               depth[page.control], claim, by_layer)  # fmt: skip
 
     @functools.cache  # noqa: B019
     def length(self) -> LengthDigest:
         page = Length(self.grid("length"))
-        grow = {p: [page.growth("mlm", p, n) for n in PAST] for p in SCHEMES}
+        grow = {p: [page.growth(arms.control(), p, n) for n in PAST] for p in SCHEMES}
         least = sorted((grow[p][1].mean, p) for p in SCHEMES)[0][1]
         held = {(o, p): page.growth(o, p, PAST[-1]).verdict(margin=HOLDS_WITHIN) for o in page.objectives
                 for p in SCHEMES}  # fmt: skip

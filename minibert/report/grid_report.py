@@ -22,7 +22,7 @@ from minibert.pairs import keys
 from minibert.report import figures, verdicts
 from minibert.stats import accuracies
 from minibert.tables import curves, questions, stats, table
-from minibert.tables.arms import arm
+from minibert.tables.arms import objective as registered
 from minibert.tables.query import Data, Diff
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("minibert.report", "templates"), trim_blocks=True,
@@ -185,7 +185,7 @@ def overview(data: Data, root: str | Path = CHECKOUT) -> Section:
         if acc is not None and ceiling is None:  # its own task's accuracy (a detector's, say): not the others'
             cells[len(shown)] += " (own task)"
         objective = data.objective(e)
-        rows.append([e, arm(objective, Path(root)).label if objective else "–", str(seeds), *cells])
+        rows.append([e, registered(objective, Path(root)).label if objective else "–", str(seeds), *cells])
     note = ("Points, mean over seeds with its 95% interval (minibert.tables.stats). Gap: the exact ceiling minus "
             "the accuracy on the same questions, paired by seed. –: the experiment logs no such figure (no exact "
             "ceiling, or not a cloze test). (own task): an accuracy with no exact ceiling beside it measures the "

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import functools
 
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
 SCHEMES = {"learned": "learned absolute", "sinusoidal": "sinusoidal", "rotary": "rotary (RoPE)", "alibi": "ALiBi",
            "none": "no positions"}  # fmt: skip
-OBJECTIVES = {"mlm": "MLM", "next_token": "next-token LM"}
 TRAINED = 32
 LENGTHS = (16, 32, 48, 64)
 PAST = (48, 64)  # the lengths past the trained one
@@ -43,11 +42,13 @@ def tuned(scheme: str) -> dict:
 
 
 class Length:
-    schemes, objectives, lengths, past, relative = SCHEMES, OBJECTIVES, LENGTHS, PAST, RELATIVE
+    schemes, lengths, past, relative = SCHEMES, LENGTHS, PAST, RELATIVE
     trained, holds_within = TRAINED, HOLDS_WITHIN
 
     def __init__(self, data: Data):
         self.data = data
+        pre = data.rows(stage="pretrain")["objective"].dropna()
+        self.objectives = {a: arms.label(a) for a in arms.listed(pre)}  # every arm it pre-trains: its label
 
     @property
     def untrained_from(self) -> int:
@@ -73,7 +74,7 @@ class Length:
     @functools.cached_property
     def _answer(self) -> tuple[list[list], list[tuple[str, Diff]]]:
         rows, drawn = [], []
-        for o, name in OBJECTIVES.items():
+        for o, name in self.objectives.items():
             for p in RELATIVE:
                 for n in (TRAINED, *PAST):
                     c = self.against_learned(o, p, n)
@@ -96,7 +97,7 @@ class Length:
         """The gap at each length past 32 minus the gap at 32, per objective and scheme (> 0 favours the trained
         length, a larger gap being worse, so it is the verdict's first arm), and who got which verdict."""
         rows, held = [], {n: {} for n in PAST}
-        for o, name in OBJECTIVES.items():
+        for o, name in self.objectives.items():
             for p, scheme in SCHEMES.items():
                 row = [name, scheme]
                 for n in PAST:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from minibert.checkout import CHECKOUT
-from minibert.tables.arms import Arm, arm, registry
+from minibert.tables.arms import Objective, objective, registry
 from minibert.tables.query import Data, Diff, Stat
 from minibert.tables.stats import number
 
@@ -32,15 +32,15 @@ class Objectives:
         self.data = data
         self.root = Path(root)  # the checkout whose arm registry names the objectives
 
-    def arm(self, objective: str) -> Arm:
-        return arm(objective, self.root)
+    def arm(self, key: str) -> Objective:
+        return objective(key, self.root)
 
     @property
     def objectives(self) -> list[str]:
         """The objective classes the grid pre-trains, the registry's first in its order, then the others."""
         pre = self.data.frame[self.data.frame["stage"] == "pretrain"]
         found = list(dict.fromkeys(pre["objective"].dropna()))
-        order = list(registry(self.root))
+        order = list(registry(self.root).objectives)
         return sorted(found, key=lambda o: (order.index(o) if o in order else len(order), found.index(o)))
 
     @property

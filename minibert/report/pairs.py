@@ -28,13 +28,11 @@ from scipy import stats as scipy_stats
 from minibert.pairs.keys import FLOORS, MAX_ORDER, PROBE, ZERO_SHOT, floor_metric, floor_names
 from minibert.report.validity import Study
 from minibert.stats import agreement
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, QueryError, Stat
 
 PREFIX = "pairs"
-CONTROL = "mlm"
 TARGETS = {"text": "its recipe (21x)", "text1x": "Dyck's budget (1x)"}  # the validity study's text sources
-SHIPPED = ("mlm", "mlm_causal", "span", "whole_word", "electra", "next_token")  # the objectives minibert ships
 
 
 @dataclass(frozen=True)
@@ -134,9 +132,9 @@ class PairsPage:
         self.languages = list(dict.fromkeys(n[1] for n in names))
         # each language's arms in the table's order, the control first (a set's order would change with the
         # process's hash seed, and with it the colours of every figure drawn from them)
-        self._arms = {lang: sorted(dict.fromkeys(n[3] for n in names if n[1] == lang), key=lambda a: a != CONTROL)
+        self.control = arms.control()
+        self._arms = {lang: sorted(dict.fromkeys(n[3] for n in names if n[1] == lang), key=lambda a: a != self.control)
                       for lang in self.languages}  # fmt: skip
-        self.control = CONTROL
 
     def experiment(self, language: str, arm: str) -> str:
         return f"{PREFIX}/{language}/pretrain/{arm}"
@@ -204,11 +202,11 @@ class PairsPage:
         return self.data.find(metric, category, experiment=self.experiment(language, arm))
 
     def by_distance(self, language: str, metric: str = ZERO_SHOT) -> dict[str, list[tuple[float, Stat]]]:
-        """Shipped objective -> (distance, figure) over the distance strata its pairs are split by (a bucket's
+        """Registered arm -> (distance, figure) over the distance strata its pairs are split by (a bucket's
         lower end), for those that log `metric`: how far left each encoder reads (a dozen lines would not read)."""
         buckets = [c for c in self.categories(language) if c.startswith("dist_")]
         out = {}
-        for arm in (a for a in self._arms[language] if a in SHIPPED):
+        for arm in (a for a in self._arms[language] if a in arms.registry().arms):
             points = [(float(c.split("_")[1]), s) for c in buckets if (s := self.cell(language, arm, c, metric))]
             if points:
                 out[arm] = points

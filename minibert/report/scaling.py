@@ -19,14 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minibert.stats import scoreboard
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
-NAMES = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
-         "next_token": "next-token LM", "next_token-then-mlm": "next-token LM, then MLM", "mlm-w64": "MLM, width 64",
-         "electra-w64": "ELECTRA, width 64"}  # fmt: skip
-CLOZE = ["mlm", "span", "next_token-then-mlm", "mlm-w64"]  # graded on the same 15% cloze questions
-OWN = {"mlm_causal": "left-only ceiling", "next_token": "next-token ceiling"}  # arms read against another ceiling
+TWO_STAGE = "next_token-then-mlm"  # its next-token half is read: at a budget against the control at the one below
 # the published claims: (claim, A, B, the budgets it is read at), each on full fine-tuning accuracy, A - B by seed
 PUBLISHED = [
     ("ELECTRA beats MLM at equal compute (Clark et al. 2020)", "electra", "mlm", slice(None)),
@@ -96,30 +92,34 @@ class Scaling:
 
     def __init__(self, data: Data):
         self.data = d = data
-        ref = d.rows(stage="pretrain", arm="mlm", metric="step").sort_values("flops")
+        self.control = arms.control()
+        ref = d.rows(stage="pretrain", arm=self.control, metric="step").sort_values("flops")
         self.budgets: list[str] = list(dict.fromkeys(ref["budget"]))
         self.budget_flops = dict(zip(ref["budget"], ref["flops"]))
-        self.today = self.budget_flops[self.budgets[-1]]  # today's MLM run
-        finetuned = set(d.rows(stage="finetune")["arm"])
-        self.tuned = [a for a in NAMES if a in finetuned]
-        self.pretrained = [a for a in NAMES if d.experiments(experiment=self.experiment(a, self.budgets[-1]))]
+        self.today = self.budget_flops[self.budgets[-1]]  # today's run of the control
+        self.tuned = arms.listed(d.rows(stage="finetune")["arm"].dropna())
+        found = (arms.name_of(e) for e in d.experiments(stage="pretrain"))  # two-stage arms: by name, not axes
+        last = self.budgets[-1]
+        self.pretrained = [a for a in arms.listed(found) if d.experiments(experiment=self.experiment(a, last))]
+        # graded on the same 15% cloze questions: neither left-to-right (its own ceiling) nor read on a generator
+        self.cloze = [a for a in self.pretrained if not arms.arm(a).causal and not arms.arm(a).generator]
         self.no_pretrain = d.stat("val/acc", regime="no_pretrain")
         # the pre-training compute behind each encoder, as its runs recorded it (a fine-tuning run: that of the
         # checkpoint it loaded); short: more than one of its pre-training steps below the budget
         self.spent: dict[tuple[str, str, str], float] = {}
         self.short: list[tuple[str, str, str, float, float]] = []  # (done, arm, budget, spent, its share of it)
-        for stage, arms in (("pretrain", self.pretrained), ("finetune", self.tuned)):
-            for a in arms:
+        for stage, among in (("pretrain", self.pretrained), ("finetune", self.tuned)):
+            for a in among:
                 for x in self.budgets:
                     f = d.stat("pretrain_flops", **self.where(stage, a, x)).mean
                     self.spent[(stage, a, x)] = f
                     if f < self.budget_flops[x] - d.stat("flops_per_step", **self.where("pretrain", a, x)).mean:
                         done = "fine-tuned" if stage == "finetune" else "pre-trained"
-                        self.short.append((done, NAMES[a], x, f, f / self.budget_flops[x]))
+                        self.short.append((done, arms.label(a), x, f, f / self.budget_flops[x]))
         self.claims = [self._claim(text, a, b, x) for text, a, b, at in PUBLISHED for x in self.budgets[at]]
         self.leads, self.crossings = self._leads_and_crossings()
-        self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", "next_token-then-mlm", x),
-                                      self.where("pretrain", "mlm", x0)))
+        self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", TWO_STAGE, x),
+                                      self.where("pretrain", self.control, x0)))
                        for x0, x in zip(self.budgets, self.budgets[1:])]  # fmt: skip
 
     @property
@@ -151,8 +151,8 @@ class Scaling:
 
     def _claim(self, text: str, a: str, b: str, x: str) -> Claim:
         c = self.data.diff("val/acc", self.where("finetune", a, x), self.where("finetune", b, x))
-        v = c.verdict(NAMES[a], NAMES[b])
-        holds = "holds" if v == f"{NAMES[a]} better" else v if v in ("undecided", "no data") else "does not hold"
+        v = c.verdict(arms.label(a), arms.label(b))
+        holds = "holds" if v == f"{arms.label(a)} better" else v if v in ("undecided", "no data") else "does not hold"
         return Claim(text, x, c, v, holds, f"{self.share(a, x)}, {self.share(b, x)}")
 
     def claim_rows(self) -> list[list]:
@@ -171,28 +171,29 @@ class Scaling:
     def drawn(self) -> list[tuple[str, Diff]]:
         """The claims as the forest figure draws them."""
         by = {t: (a, b) for t, a, b, _ in PUBLISHED}
-        return [(f"{NAMES[by[c.text][0]]} vs {NAMES[by[c.text][1]]}, {c.budget}", c.diff) for c in self.claims]
+        return [(f"{arms.label(by[c.text][0])} vs {arms.label(by[c.text][1])}, {c.budget}", c.diff)
+                for c in self.claims]
 
     def _leads_and_crossings(self) -> tuple[list[Lead], list[Crossing]]:
         d, leads, crossings = self.data, [], []
         for what, metric, stage in MEASURES:
-            arms = self.tuned if stage == "finetune" else CLOZE
+            among = self.tuned if stage == "finetune" else self.cloze
             lower = scoreboard.lower_is_better(metric)
             for x in self.budgets:
-                means = [(d.stat(metric, **self.where(stage, a, x)).mean, a) for a in arms]
+                means = [(d.stat(metric, **self.where(stage, a, x)).mean, a) for a in among]
                 top = sorted((m if lower else -m, a) for m, a in means)[0][1]
-                against = [(NAMES[a], d.diff(metric, self.where(stage, top, x), self.where(stage, a, x)))
-                           for a in arms if a != top]  # fmt: skip
+                against = [(arms.label(a), d.diff(metric, self.where(stage, top, x), self.where(stage, a, x)))
+                           for a in among if a != top]  # fmt: skip
                 w = self.where(stage, top, x)
                 figure = d.between("val/ceiling/acc", "val/acc", **w) if lower else d.stat(metric, **w)
-                leads.append(Lead(what, x, NAMES[top], figure, against))
-            for i, a in enumerate(arms):
-                for b in arms[i + 1 :]:
+                leads.append(Lead(what, x, arms.label(top), figure, against))
+            for i, a in enumerate(among):
+                for b in among[i + 1 :]:
                     for x0, x in zip(self.budgets, self.budgets[1:]):
                         c0 = d.diff(metric, self.where(stage, a, x0), self.where(stage, b, x0))
                         c1 = d.diff(metric, self.where(stage, a, x), self.where(stage, b, x))
                         if (c0.mean > 0) != (c1.mean > 0):
-                            crossings.append(Crossing(what, NAMES[a], NAMES[b], x0, c0, x, c1))
+                            crossings.append(Crossing(what, arms.label(a), arms.label(b), x0, c0, x, c1))
         return leads, crossings
 
     def further(self) -> int:
@@ -200,7 +201,8 @@ class Scaling:
         return sum(len(lead.against) for lead in self.leads) + 2 * len(self.crossings) + len(self.halves)
 
     def label(self, arm: str, within: str = " ({})") -> str:
-        return NAMES[arm] + (within.format(OWN[arm]) if arm in OWN else "")
+        causal = arms.arm(arm).causal
+        return arms.label(arm) + (within.format(causal) if causal else "")
 
     def gap_series(self) -> dict[str, list]:
         """Each cloze arm's gap to the ceiling against the pre-training FLOPs it spent (1 = today's MLM run)."""
@@ -209,8 +211,8 @@ class Scaling:
             gap = self.data.between("val/ceiling/acc", "val/acc", **self.where("pretrain", a, x))
             return self.spent[("pretrain", a, x)] / self.today, gap
 
-        arms = [a for a in self.pretrained if a not in ("electra", "electra-w64")]
-        return {self.label(a, " (its {})"): [point(a, x) for x in self.budgets] for a in arms}
+        return {self.label(a, " (its {})"): [point(a, x) for x in self.budgets]
+                for a in self.pretrained if not arms.arm(a).generator}  # fmt: skip
 
     def gap_rows(self) -> list[list[str]]:
         """Per pre-trained arm and budget: the steps its budget bought, then its gap (ELECTRA: its detection
@@ -221,7 +223,7 @@ class Scaling:
             for x in self.budgets:
                 w = self.where("pretrain", a, x)
                 steps = f"{stats.number(self.data.stat('step', **w).mean, 1, 0)} steps: "
-                if a.startswith("electra"):
+                if arms.arm(a).generator:  # a detector: its own accuracy, against calling every token original
                     every = self.data.stat("val/acc", **w)
                     original = stats.number(self.data.stat("val/acc", "original", **w).n / every.n)
                     cells.append(f"{steps}detection {every}; all-original {original}")
@@ -232,7 +234,7 @@ class Scaling:
 
     def finetune_series(self) -> dict[str, list]:
         """Each fine-tuned arm's accuracy against the pre-training FLOPs behind it, and no pre-training across."""
-        series = {NAMES[a]: [(self.spent[("finetune", a, x)] / self.today,
+        series = {arms.label(a): [(self.spent[("finetune", a, x)] / self.today,
                               self.data.stat("val/acc", **self.where("finetune", a, x))) for x in self.budgets]
                   for a in self.tuned}  # fmt: skip
         xs = [x for points in series.values() for x, _ in points]
@@ -244,6 +246,6 @@ class Scaling:
         rows, sds = [], []
         for a in self.tuned:
             found = [self.data.stat("val/acc", **self.where("finetune", a, x)) for x in self.budgets]
-            rows.append([NAMES[a], *found])
-            sds.append([NAMES[a], *(stats.number(s.sd, 100, 2) for s in found)])
+            rows.append([arms.label(a), *found])
+            sds.append([arms.label(a), *(stats.number(s.sd, 100, 2) for s in found)])
         return rows, sds

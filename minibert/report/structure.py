@@ -17,18 +17,13 @@ from __future__ import annotations
 
 import functools
 
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
-ARMS = {"mlm": "MLM", "mlm_causal": "causal MLM", "span": "span masking", "electra": "ELECTRA",
-        "next_token": "next-token LM"}  # fmt: skip
-CAUSAL = ("mlm_causal", "next_token")  # read against the random causal encoder
 RANDOM = {"random": "random encoder", "random_causal": "random causal encoder"}
-NAMES = {**ARMS, **RANDOM}
 MEASURES = {"uuas": "UUAS", "dist_spearman": "distance Spearman", "depth_spearman": "depth Spearman"}
 JUDGED = ("uuas", "depth_spearman")  # the measures the answer judges
 LAYERS = {0: "embeddings", 1: "layer 1", 2: "layer 2"}
-LEFT_TO_RIGHT = ("next_token", "mlm_causal")  # what bidirectional MLM is read against on depth
 
 
 def metric(kind: str, layer: int, measure: str) -> str:
@@ -37,10 +32,10 @@ def metric(kind: str, layer: int, measure: str) -> str:
 
 
 def where(encoder: str) -> dict:
-    """The table's selection of one encoder's probe rows (an objective's, or a random encoder's)."""
-    if encoder in ARMS:
-        return {"regime": "probe", "arm": encoder}
-    return {"regime": "random", "attention": [None] if encoder == "random" else "_causal"}
+    """The table's selection of one encoder's probe rows (a random encoder's, or a pre-trained arm's)."""
+    if encoder in RANDOM:
+        return {"regime": "random", "attention": [None] if encoder == "random" else "_causal"}
+    return {"regime": "probe", "arm": encoder}
 
 
 def f3(x: Stat | Diff, signed: bool = False) -> str:
@@ -58,6 +53,11 @@ class Structure:
 
     def __init__(self, data: Data):
         self.data = data
+        self.arms = arms.listed(data.rows(regime="probe")["arm"].dropna())  # every pre-trained arm it probes
+        self.control = arms.control()
+        # what the control is read against on depth: the left-to-right arms (read against the random causal encoder)
+        self.left_to_right = [a for a in self.arms if arms.arm(a).causal]
+        self.names = {**{a: arms.label(a) for a in self.arms}, **RANDOM}
 
     def stat(self, kind: str, layer: int, measure: str, encoder: str) -> Stat:
         return self.data.stat(metric(kind, layer, measure), **where(encoder))
@@ -71,36 +71,37 @@ class Structure:
         return self.data.between(metric("probe", layer, measure), metric("probe", 0, measure), **where(arm))
 
     def depth_against(self, other: str, layer: int) -> Diff:
-        """MLM − a left-to-right model on depth Spearman at one layer, paired by seed."""
-        return self.data.diff(metric("probe", layer, "depth_spearman"), where("mlm"), where(other))
+        """The control − a left-to-right model on depth Spearman at one layer, paired by seed."""
+        return self.data.diff(metric("probe", layer, "depth_spearman"), where(self.control), where(other))
 
     @functools.cached_property
     def _judged(self) -> tuple[list[list], dict[tuple[str, str, str], list[str]]]:
         """The answer's rows and, per (measure, baseline, side), the objectives found on that side."""
         rows, groups = [], {}
         for m in JUDGED:
-            for a, name in ARMS.items():
-                base = "random_causal" if a in CAUSAL else "random"
+            for a in self.arms:
+                name, base = arms.label(a), "random_causal" if a in self.left_to_right else "random"
                 best = self.best_layer(a, m)
                 at = f"{name}, {LAYERS[best]}"
                 random = self.data.diff(metric("probe", best, m), where(a), where(base))
                 own = self.over_embeddings(a, best, m)
-                for baseline, c, against in (("random", random, f"{NAMES[base]} at {LAYERS[best]}"),
+                for baseline, c, against in (("random", random, f"{RANDOM[base]} at {LAYERS[best]}"),
                                              ("embeddings", own, "its embeddings")):  # fmt: skip
                     v = c.verdict(at, against)
                     rows.append([MEASURES[m], at, against, f3(c, True), c.seeds, v])
                     side = "above" if v.startswith(at) else "undecided" if v == "undecided" else "below"
                     groups.setdefault((m, baseline, side), []).append(name)
-        for other in LEFT_TO_RIGHT:
+        control = arms.label(self.control)
+        for other in self.left_to_right:
             for layer in (1, 2):
                 c = self.depth_against(other, layer)
-                rows.append(["depth Spearman", f"MLM, {LAYERS[layer]}", f"{ARMS[other]}, {LAYERS[layer]}",
-                             f3(c, True), c.seeds, c.verdict("MLM", ARMS[other])])  # fmt: skip
+                rows.append(["depth Spearman", f"{control}, {LAYERS[layer]}", f"{arms.label(other)}, {LAYERS[layer]}",
+                             f3(c, True), c.seeds, c.verdict(control, arms.label(other))])  # fmt: skip
         return rows, groups
 
     def answer_rows(self) -> list[list]:
         """[measure, A, B, A − B, seeds, verdict]: each objective's best layer against its random encoder and its
-        embeddings, then MLM against the left-to-right models on depth."""
+        embeddings, then the control against the left-to-right models on depth."""
         return self._judged[0]
 
     def who(self, measure: str, baseline: str, side: str) -> str:
@@ -108,12 +109,12 @@ class Structure:
         return ", ".join(self._judged[1].get((measure, baseline, side), [])) or "none"
 
     def encoder_rows(self) -> list[list]:
-        """[pre-training, seeds, accuracy, gap]: the encoders the probes read (ELECTRA by its generator's cloze)."""
+        """[pre-training, seeds, accuracy, gap]: the encoders the probes read (a detector by its generator's cloze)."""
         rows = []
-        for a, name in ARMS.items():
-            prefix, here = ("val/generator/" if a == "electra" else "val/"), {"experiment": f"structure/pretrain/{a}"}
+        for a in self.arms:
+            prefix, here = f"val/{arms.arm(a).prefix}", {"experiment": f"structure/pretrain/{a}"}
             gap = self.data.stat(prefix + "gap/acc", **here)
-            label = name + (" (its generator's cloze)" if a == "electra" else "")
+            label = arms.label(a) + (" (its generator's cloze)" if arms.arm(a).generator else "")
             rows.append([label, gap.seeds, self.data.stat(prefix + "acc", **here), gap])
         return rows
 
@@ -123,25 +124,27 @@ class Structure:
     def layer_rows(self, measure: str) -> list[list]:
         """[encoder, seeds, the probe at each layer..., its selectivity at each layer...] for one measure."""
         rows = []
-        for e, name in NAMES.items():
+        for e, name in self.names.items():
             probe = [f3(self.stat("probe", layer, measure, e)) for layer in LAYERS]
             selectivity = [f3(self.stat("selectivity", layer, measure, e), True) for layer in LAYERS]
             rows.append([name, self.stat("probe", 0, measure, e).seeds, *probe, *selectivity])
         return rows
 
     def series(self, measure: str) -> dict[str, list[tuple[int, Stat]]]:
-        """{encoder: [(layer, figure)]} of the by-layer figure, with MLM's control task last."""
+        """{encoder: [(layer, figure)]} of the by-layer figure, with the control arm's control task last."""
         series = {name: [(layer, self.stat("probe", layer, measure, e)) for layer in LAYERS]
-                  for e, name in NAMES.items()}  # fmt: skip
-        series["MLM, control task"] = [(layer, self.stat("control", layer, measure, "mlm")) for layer in LAYERS]
+                  for e, name in self.names.items()}  # fmt: skip
+        control = [(layer, self.stat("control", layer, measure, self.control)) for layer in LAYERS]
+        series[f"{arms.label(self.control)}, control task"] = control
         return series
 
     def depth_sentence(self) -> str:
-        """MLM against each left-to-right model on depth, at each contextual layer, in words."""
-        said = []
-        for other in LEFT_TO_RIGHT:
+        """The control against each left-to-right model on depth, at each contextual layer, in words."""
+        said, control = [], arms.label(self.control)
+        for other in self.left_to_right:
+            name = arms.label(other)
             for layer in (1, 2):
                 c = self.depth_against(other, layer)
-                said.append(f"against {ARMS[other]} at {LAYERS[layer]}, {c.verdict('MLM', ARMS[other])} "
-                            f"(MLM − {ARMS[other]} = {f3(c, True)})")  # fmt: skip
+                said.append(f"against {name} at {LAYERS[layer]}, {c.verdict(control, name)} "
+                            f"({control} − {name} = {f3(c, True)})")  # fmt: skip
         return "; ".join(said)

@@ -23,14 +23,13 @@ import math
 from dataclasses import dataclass
 
 from minibert.stats import agreement, intervals
+from minibert.tables import arms as registry
 from minibert.tables import stats
-from minibert.tables.arms import arm as registered
 from minibert.tables.query import Data, QueryError, Stat
 from minibert.tables.stats import Interval
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
-CONTROL = "mlm"  # the arm every effect is measured against (BERT's MLM)
 TARGET = "text"  # the setting the others are read against: real text at the recipe that learns, last
 SMALL_TEXT = "text1x"  # text at Dyck's budget: a predictor, but no toy language
 LEAVE_ONE_OUT_FROM = 4  # the fewest arms a coefficient is recomputed without each of
@@ -100,13 +99,14 @@ class Study:
         order = sorted(dict.fromkeys(n[1] for n in names), key=lambda s: (s == TARGET, budget.get(s, math.inf), s))
         self.settings = order
         arms = list(dict.fromkeys(n[3] for n in names if n[2] == "pretrain"))
-        self.arms = sorted(arms, key=lambda a: a != CONTROL)  # the control first, the rest as the table has them
+        control = registry.control()  # the arm every effect is measured against
+        self.arms = sorted(arms, key=lambda a: a != control)  # the control first, the rest as the table has them
         self._compared: dict[tuple, object] = {}  # pages ask again: each bootstrap runs once
         # arms whose pre-training answers another question (the registry's `cloze: false`): no cloze figure
         objectives = {a: next((o for s in order if (o := data.objective(self.experiment(s, "pretrain", a)))), None)
                       for a in self.arms}  # fmt: skip
-        self.not_cloze = [a for a, o in objectives.items() if o is not None and not registered(o).cloze]
-        self.target, self.control = TARGET, CONTROL  # for the page
+        self.not_cloze = [a for a, o in objectives.items() if o is not None and not registry.objective(o).cloze]
+        self.target, self.control = TARGET, control  # for the page
 
     def experiment(self, setting: str, stage: str, arm: str) -> str:
         return f"{PREFIX}/{setting}/{stage}/{arm}"

@@ -1,27 +1,43 @@
-"""The arm registry: how every page and dashboard names an objective, read once from `configs/arms.yaml`.
+"""The arm registry: how every page and dashboard names what it compares, read once from `configs/arms.yaml`.
 
-An arm is keyed by the objective class its runs' configs build (the `objective` column of a results table). One
-the registry does not hold is named by its class and read on its own `val/acc`, so an objective added to a grid
-reaches every page that lists the grid's objectives without a line of Python.
+Two sections, each keyed as a results table names things:
+
+- `objectives`, by the objective class a run's config builds (the table's `objective` column). One the registry
+  does not hold is named by its class and read on its own `val/acc`.
+- `arms`, by the name an experiment gives its arm: `<grid>/pretrain/<arm>`, `<grid>/finetune/<arm>-<regime>`
+  (`name_of`). Each has its label, its colour in every figure, and the roles pages read it in (the control, a
+  left-to-right arm's own ceiling, a cloze read on its generator). One the registry does not hold is named by its
+  own name, so an arm added to a grid reaches every page that lists the grid's arms without a line of Python.
 
 Example:
-    >>> arm("MaskedLM").label, arm("MyObjective").label, arm("MyObjective").own
+    >>> objective("MaskedLM").label, objective("MyObjective").label, objective("MyObjective").own
     ('mlm', 'MyObjective', (('val/acc', 'val/acc', ''),))
+    >>> name_of("dyck/finetune/mlm_causal-full"), arm("mlm_causal").label, arm("mlm_causal").causal
+    ('mlm_causal', 'causal MLM', 'left-only ceiling')
+    >>> listed(["my_arm", "span", "mlm"])
+    ['mlm', 'span', 'my_arm']
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib.colors
 import yaml
 
 from minibert.checkout import CHECKOUT
 from minibert.tables.table import TableError
 
 FILE = Path("configs/arms.yaml")
-KEYS = {"label", "description", "cloze", "own", "published"}
+OBJECTIVE_KEYS = {"label", "description", "cloze", "own", "published"}
+ARM_KEYS = {"label", "colour", "control", "causal", "generator"}
+STAGES = ("pretrain", "finetune", "probe", "objectives")  # the path part an arm's name follows
+REGIME = re.compile(r"-(full|frozen|probe)$")  # a fine-tuning experiment's regime, after its arm's name
+GENERATOR = "generator/"  # where an arm whose cloze is its generator's logs it: val/generator/...
 
 
 @dataclass(frozen=True)
@@ -31,7 +47,7 @@ class Published:
 
 
 @dataclass(frozen=True)
-class Arm:
+class Objective:
     key: str  # the objective class
     label: str
     description: str = ""
@@ -40,32 +56,116 @@ class Arm:
     published: Published | None = None
 
 
+@dataclass(frozen=True)
+class Arm:
+    key: str  # the arm's name in its experiments
+    label: str
+    colour: str | None = None  # None: a colour no registered arm takes, by its place in the figure
+    control: bool = False  # the arm every effect is measured against
+    causal: str | None = None  # left context only: the name of the ceiling its figures are read against
+    generator: bool = False  # its cloze is its generator's (GENERATOR), the arm answering another question
+
+    @property
+    def prefix(self) -> str:
+        """Where its cloze figures are logged under val/: its generator's, or its own."""
+        return GENERATOR if self.generator else ""
+
+
+@dataclass(frozen=True)
+class Registry:
+    objectives: dict[str, Objective] = field(default_factory=dict)
+    arms: dict[str, Arm] = field(default_factory=dict)
+
+
+def _objective(key: str, entry: dict) -> Objective:
+    if not isinstance(entry, dict) or not {"label"} <= set(entry) <= OBJECTIVE_KEYS:
+        raise ValueError(f"{key}: give label, with optional {', '.join(sorted(OBJECTIVE_KEYS - {'label'}))}")
+    own = tuple(tuple(str(x) for x in figure) for figure in entry.get("own", [])) or Objective(key, key).own
+    if any(len(figure) != 3 for figure in own):
+        raise ValueError(f"{key}: each of `own` is [name, metric, category]")
+    if not isinstance(cloze := entry.get("cloze", True), bool):
+        raise ValueError(f"{key}: cloze is true or false")
+    published = entry.get("published")
+    return Objective(key, str(entry["label"]), str(entry.get("description", "")), cloze, own,
+                     Published(str(published["label"]), tuple(map(float, published["figures"])))
+                     if published else None)  # fmt: skip
+
+
+def _arm(key: str, entry: dict) -> Arm:
+    if not isinstance(entry, dict) or not {"label"} <= set(entry) <= ARM_KEYS:
+        raise ValueError(f"{key}: give label, with optional {', '.join(sorted(ARM_KEYS - {'label'}))}")
+    if (colour := entry.get("colour")) is not None and not matplotlib.colors.is_color_like(colour):
+        raise ValueError(f"{key}: colour {colour!r} is not a Matplotlib colour")
+    if not all(isinstance(entry.get(flag, False), bool) for flag in ("control", "generator")):
+        raise ValueError(f"{key}: control and generator are true or false")
+    causal = entry.get("causal")
+    return Arm(key, str(entry["label"]), colour, entry.get("control", False), None if causal is None else str(causal),
+               entry.get("generator", False))  # fmt: skip
+
+
 @functools.cache
-def registry(root: Path = CHECKOUT) -> dict[str, Arm]:
-    """Every arm `root/configs/arms.yaml` holds; TableError in one line for one it cannot read."""
+def registry(root: Path = CHECKOUT) -> Registry:
+    """What `root/configs/arms.yaml` holds; TableError in one line for a file it cannot read."""
     path = Path(root) / FILE
     if not path.is_file():
-        return {}
+        return Registry()
     try:
         found = yaml.safe_load(path.read_text()) or {}
-        arms = {}
-        for key, entry in found.items():
-            if not isinstance(entry, dict) or not {"label"} <= set(entry) <= KEYS:
-                raise ValueError(f"{key}: give label, with optional {', '.join(sorted(KEYS - {'label'}))}")
-            own = tuple(tuple(str(x) for x in figure) for figure in entry.get("own", [])) or Arm(key, key).own
-            if any(len(figure) != 3 for figure in own):
-                raise ValueError(f"{key}: each of `own` is [name, metric, category]")
-            published = entry.get("published")
-            if not isinstance(cloze := entry.get("cloze", True), bool):
-                raise ValueError(f"{key}: cloze is true or false")
-            arms[str(key)] = Arm(str(key), str(entry["label"]), str(entry.get("description", "")), cloze, own,
-                                 Published(str(published["label"]), tuple(map(float, published["figures"])))
-                                 if published else None)  # fmt: skip
-        return arms
+        if not isinstance(found, dict) or not set(found) <= {"objectives", "arms"}:
+            raise ValueError("give the sections objectives and arms")
+        objectives = {str(k): _objective(str(k), v) for k, v in (found.get("objectives") or {}).items()}
+        arms = {str(k): _arm(str(k), v) for k, v in (found.get("arms") or {}).items()}
+        if sum(a.control for a in arms.values()) > 1:
+            raise ValueError("one arm at most is the control")
+        return Registry(objectives, arms)
     except (yaml.YAMLError, ValueError, TypeError, KeyError, AttributeError) as err:
         raise TableError(f"{path}: not an arm registry: {' '.join(str(err).split())}") from None
 
 
-def arm(key: str, root: Path = CHECKOUT) -> Arm:
-    """The registered arm `key`, or one named by it (an objective the registry does not hold)."""
-    return registry(Path(root)).get(key) or Arm(key, key)
+def objective(key: str, root: Path = CHECKOUT) -> Objective:
+    """The registered objective class `key`, or one named by it."""
+    return registry(Path(root)).objectives.get(key) or Objective(key, key)
+
+
+def name_of(experiment: str) -> str:
+    """The arm an experiment's name holds: the part after its stage (`pretrain`, `finetune`, ...) less a
+    fine-tuning regime, else its last part: `dyck/finetune/mlm-full` -> `mlm`, `scaling/pretrain/mlm/x1` -> `mlm`."""
+    parts = experiment.split("/")
+    at = max((i + 1 for i, p in enumerate(parts[:-1]) if p in STAGES), default=len(parts) - 1)
+    return REGIME.sub("", parts[at])
+
+
+def arm(name: str, root: Path = CHECKOUT) -> Arm:
+    """The registered arm `name` (an arm's name, or an experiment that holds one), or one named by it."""
+    key = name if name in registry(Path(root)).arms else name_of(name)
+    return registry(Path(root)).arms.get(key) or Arm(key, key)
+
+
+def label(name: str, root: Path = CHECKOUT) -> str:
+    return arm(name, root).label
+
+
+def listed(names: Iterable[str], root: Path = CHECKOUT) -> list[str]:
+    """Arms' names without repeats, the registry's in its order, then the others in the order given."""
+    names, order = list(dict.fromkeys(names)), list(registry(Path(root)).arms)
+    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), names.index(n)))
+
+
+def control(root: Path = CHECKOUT) -> str:
+    """The name of the arm every effect is measured against; TableError where the registry names none."""
+    found = [a.key for a in registry(Path(root)).arms.values() if a.control]
+    if not found:
+        raise TableError(f"{Path(root) / FILE}: no arm is the control (`control: true`)")
+    return found[0]
+
+
+def colours(names: Iterable[str], root: Path = CHECKOUT) -> dict[str, object]:
+    """A colour for each of `names` (arms or experiments): its arm's registered colour, else the next of Matplotlib's
+    tab10 (tab20 past ten) that no registered arm among them takes."""
+    names = list(dict.fromkeys(names))
+    found = {n: arm(n, root) for n in names}
+    taken = {matplotlib.colors.to_rgba(a.colour) for a in found.values() if a.colour}
+    free = [c for c in matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
+            if matplotlib.colors.to_rgba(c) not in taken] or [(0.5, 0.5, 0.5)]  # fmt: skip
+    others = list(dict.fromkeys(a.key for a in found.values() if not a.colour))
+    return {n: a.colour or free[others.index(a.key) % len(free)] for n, a in found.items()}
