@@ -163,7 +163,8 @@ class Digest:
                         f"{'; '.join(s for _, s in above)}.")  # fmt: skip
         else:
             sentence = (f"Full fine-tuning after {arms.label(control)} leaves chance (no pre-training: {chance}%) "
-                        "beyond noise at no budget, once its verdicts are held together with the table's others.")  # fmt: skip
+                        "beyond noise at no budget, once its verdicts are held together with the table's "
+                        "others.")  # fmt: skip
 
         claims = "; ".join(f'"{text}" {said}' for text, said in page.claim_outcomes()) + "."
         detector = next(a for a in page.pretrained if arms.arm(a).generator)  # the first arm read on its generator

@@ -171,8 +171,9 @@ class Scaling:
     def drawn(self) -> list[tuple[str, Diff]]:
         """The claims as the forest figure draws them."""
         by = {t: (a, b) for t, a, b, _ in PUBLISHED}
-        return [(f"{arms.label(by[c.text][0])} vs {arms.label(by[c.text][1])}, {c.budget}", c.diff)
-                for c in self.claims]
+        return [
+            (f"{arms.label(by[c.text][0])} vs {arms.label(by[c.text][1])}, {c.budget}", c.diff) for c in self.claims
+        ]
 
     def _leads_and_crossings(self) -> tuple[list[Lead], list[Crossing]]:
         d, leads, crossings = self.data, [], []

@@ -18,23 +18,12 @@ import functools
 import types
 from pathlib import Path
 
-from minibert.tables import stats, table
+from minibert.tables import arms, stats, table
 from minibert.tables.query import Data, Diff, Stat
 
 REFERENCES = {"unigram": "unigram", "left_bigram": "left bigram", "left_right_trigram": "left+right trigram"}
-# cloze arms on BERT's token-level questions: (label, experiment, metric prefix)
-CLOZE = [("MLM", "text/pretrain/mlm", "val/"), ("span masking", "text/pretrain/span", "val/"),
-         ("whole-word masking", "text/pretrain/whole_word", "val/"),
-         ("causal MLM (left context only)", "text/pretrain/mlm_causal", "val/"),
-         ("ELECTRA's generator (16 wide, 1 layer)", "text/pretrain/electra", "val/generator/")]  # fmt: skip
-ENCODERS = [("MLM, full", {"regime": "full", "objective": "mlm"}),
-            ("MLM, frozen ([CLS] + linear head)", {"regime": "frozen"}),
-            ("MLM, probe (mean of the last layer, linear)", {"regime": "probe"}),
-            ("causal MLM, full", {"regime": "full", "objective": "mlm_causal"}),
-            ("span masking, full", {"regime": "full", "objective": "span"}),
-            ("whole-word masking, full", {"regime": "full", "objective": "whole_word"}),
-            ("ELECTRA, full", {"regime": "full", "objective": "electra"}),
-            ("next-token LM, full", {"regime": "full", "objective": "next_token"})]  # fmt: skip
+REGIMES = {"full": "full", "frozen": "frozen ([CLS] + linear head)", "probe": "probe (mean of the last layer, linear)"}
+GENERATOR = "'s generator (16 wide, 1 layer)"  # how the page names a detector's generator, after the arm's label
 NO_PRETRAIN = {"regime": "no_pretrain"}
 NOT_GRADED = "not graded (reads the right)"
 
@@ -44,6 +33,29 @@ class TextPage:
 
     def __init__(self, data: Data):
         self.data = data
+
+    @functools.cached_property
+    def cloze(self) -> list[tuple[str, str, str]]:
+        """(label, experiment, metric prefix) of every arm graded on BERT's token-level questions: those that see
+        both sides first, then the left-to-right, then those read on their generator."""
+        found = arms.listed(arms.name_of(e) for e in self.data.experiments(stage="pretrain"))
+        graded = sorted((a for a in map(arms.arm, found) if a.cloze), key=lambda a: (a.generator, bool(a.causal)))
+        return [(a.label + (GENERATOR if a.generator else " (left context only)" if a.causal else ""),
+                 f"text/pretrain/{a.key}", f"val/{a.prefix}") for a in graded]  # fmt: skip
+
+    @functools.cached_property
+    def encoders(self) -> list[tuple[str, dict]]:
+        """(label, selection) of every fine-tuned encoder: each arm fully fine-tuned, its other regimes after."""
+        tuned = self.data.rows(stage="finetune")
+        found = dict.fromkeys(zip(tuned["objective"], tuned["regime"], strict=True))
+        return [
+            (f"{arms.label(a)}, {REGIMES.get(r, r)}", {"regime": r, "objective": a})
+            for a in arms.listed(a for a, _ in found if isinstance(a, str))
+            for r in sorted(
+                {r for b, r in found if b == a},
+                key=lambda r: (r != "full", list(REGIMES).index(r) if r in REGIMES else len(REGIMES)),
+            )
+        ]
 
     @staticmethod
     def segment_length(window: int) -> int:
@@ -61,7 +73,7 @@ class TextPage:
     @functools.cached_property
     def _cloze(self) -> tuple[list[list], dict[str, list[str]], list[tuple[str, Diff]]]:
         rows, against_bigram, drawn = [], {}, []
-        for label, experiment, p in CLOZE:
+        for label, experiment, p in self.cloze:
             where = {"experiment": experiment}
             short = label.split(" (")[0]
             has = [r for r in REFERENCES if len(self.data.rows(metric=f"{p}reference/{r}/acc", **where))]
@@ -94,7 +106,7 @@ class TextPage:
     @functools.cached_property
     def _tuned(self) -> tuple[list[list], list[tuple[str, Diff]]]:
         rows, drawn = [], []
-        for label, where in ENCODERS:
+        for label, where in self.encoders:
             c = self.data.diff("val/acc", where, NO_PRETRAIN)
             drawn.append((f"{label} − no pre-training", c))
             rows.append([label, c.a.seeds, c.a, c, c.verdict(label, "no pre-training")])

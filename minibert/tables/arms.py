@@ -34,7 +34,7 @@ from minibert.tables.table import TableError
 
 FILE = Path("configs/arms.yaml")
 OBJECTIVE_KEYS = {"label", "description", "cloze", "own", "published"}
-ARM_KEYS = {"label", "colour", "control", "causal", "generator"}
+ARM_KEYS = {"label", "colour", "control", "causal", "cloze", "generator"}
 STAGES = ("pretrain", "finetune", "probe", "objectives")  # the path part an arm's name follows
 REGIME = re.compile(r"-(full|frozen|probe)$")  # a fine-tuning experiment's regime, after its arm's name
 GENERATOR = "generator/"  # where an arm whose cloze is its generator's logs it: val/generator/...
@@ -63,6 +63,7 @@ class Arm:
     colour: str | None = None  # None: a colour no registered arm takes, by its place in the figure
     control: bool = False  # the arm every effect is measured against
     causal: str | None = None  # left context only: the name of the ceiling its figures are read against
+    cloze: bool = True  # it has a cloze figure (its own, or its generator's)
     generator: bool = False  # its cloze is its generator's (GENERATOR), the arm answering another question
 
     @property
@@ -96,11 +97,11 @@ def _arm(key: str, entry: dict) -> Arm:
         raise ValueError(f"{key}: give label, with optional {', '.join(sorted(ARM_KEYS - {'label'}))}")
     if (colour := entry.get("colour")) is not None and not matplotlib.colors.is_color_like(colour):
         raise ValueError(f"{key}: colour {colour!r} is not a Matplotlib colour")
-    if not all(isinstance(entry.get(flag, False), bool) for flag in ("control", "generator")):
-        raise ValueError(f"{key}: control and generator are true or false")
+    if not all(isinstance(entry.get(flag, flag == "cloze"), bool) for flag in ("control", "cloze", "generator")):
+        raise ValueError(f"{key}: control, cloze and generator are true or false")
     causal = entry.get("causal")
     return Arm(key, str(entry["label"]), colour, entry.get("control", False), None if causal is None else str(causal),
-               entry.get("generator", False))  # fmt: skip
+               entry.get("cloze", True), entry.get("generator", False))  # fmt: skip
 
 
 @functools.cache
