@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minibert.tables import stats
+from minibert.tables import arms, stats
 
 GAP = ("val/gap/acc", "cloze gap to the ceiling (lower is better)")
 FINETUNE = ("val/acc", "full fine-tuning accuracy")
@@ -16,26 +16,31 @@ FINETUNE = ("val/acc", "full fine-tuning accuracy")
 
 @dataclass(frozen=True)
 class Question:
-    """A - B on one measure: the arms' names as the page says them and their experiments under `dyck/`."""
+    """A - B on one measure, between two experiments under `dyck/`; the page names them by the arm registry."""
 
-    a: str
     a_experiment: str
-    b: str
     b_experiment: str
     measure: tuple[str, str] = FINETUNE  # (metric, what the page calls it)
 
+    @property
+    def a(self) -> str:
+        return arms.names(self.a_experiment, self.b_experiment)[0]
+
+    @property
+    def b(self) -> str:
+        return arms.names(self.a_experiment, self.b_experiment)[1]
+
 
 QUESTIONS = (
-    Question("MLM", "pretrain/mlm", "span masking", "pretrain/span", GAP),
-    Question("MLM", "finetune/mlm-full", "causal MLM", "finetune/mlm_causal-full"),
-    Question("MLM", "finetune/mlm-full", "no pre-training", "finetune/no_pretrain"),
-    Question("causal MLM", "finetune/mlm_causal-full", "no pre-training", "finetune/no_pretrain"),
-    Question("MLM", "finetune/mlm-full", "span masking", "finetune/span-full"),
-    Question("MLM", "finetune/mlm-full", "ELECTRA", "finetune/electra-full"),
-    Question("MLM", "finetune/mlm-full", "next-token LM", "finetune/next_token-full"),
-    Question("MLM, full", "finetune/mlm-full", "MLM, frozen [CLS] + linear head", "finetune/mlm-frozen",
-             ("val/acc", "fine-tuning accuracy")),
-)  # fmt: skip
+    Question("pretrain/mlm", "pretrain/span", GAP),
+    Question("finetune/mlm-full", "finetune/mlm_causal-full"),
+    Question("finetune/mlm-full", "finetune/no_pretrain"),
+    Question("finetune/mlm_causal-full", "finetune/no_pretrain"),
+    Question("finetune/mlm-full", "finetune/span-full"),
+    Question("finetune/mlm-full", "finetune/electra-full"),
+    Question("finetune/mlm-full", "finetune/next_token-full"),
+    Question("finetune/mlm-full", "finetune/mlm-frozen", ("val/acc", "fine-tuning accuracy")),
+)
 HEADER = ["A", "B", "measure", "A − B, points (95% interval)", "±", "seeds", "verdict", "judged by"]
 
 

@@ -7,21 +7,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minibert.tables import stats
+from minibert.tables import arms, stats
 
 AGREEMENTS = ("holds", "reverses", "undecided on text", "undecided on Dyck")  # the order pages list them in
 
 
 @dataclass(frozen=True)
 class Question:
-    """A - B, named as pages say them; `dyck_metric` is Dyck's figure for it (the gap for the cloze, where text has
+    """A - B, named by the arm registry; `dyck_metric` is Dyck's figure for it (the gap for the cloze, where text has
     no ceiling and reads accuracy); the experiments are the same under `dyck/` and `text/`."""
 
-    a: str
-    b: str
     dyck_metric: str
     a_experiment: str
     b_experiment: str
+
+    @property
+    def a(self) -> str:
+        return arms.names(self.a_experiment, self.b_experiment)[0]
+
+    @property
+    def b(self) -> str:
+        return arms.names(self.a_experiment, self.b_experiment)[1]
 
     @property
     def cloze(self) -> bool:
@@ -33,13 +39,13 @@ class Question:
 
 
 QUESTIONS = (
-    Question("MLM", "span masking", "val/gap/acc", "pretrain/mlm", "pretrain/span"),
-    Question("MLM", "causal MLM", "val/acc", "finetune/mlm-full", "finetune/mlm_causal-full"),
-    Question("MLM", "span masking", "val/acc", "finetune/mlm-full", "finetune/span-full"),
-    Question("MLM", "ELECTRA", "val/acc", "finetune/mlm-full", "finetune/electra-full"),
-    Question("MLM", "next-token LM", "val/acc", "finetune/mlm-full", "finetune/next_token-full"),
-    Question("full", "frozen", "val/acc", "finetune/mlm-full", "finetune/mlm-frozen"),
-    Question("MLM full", "no pre-training", "val/acc", "finetune/mlm-full", "finetune/no_pretrain"),
+    Question("val/gap/acc", "pretrain/mlm", "pretrain/span"),
+    Question("val/acc", "finetune/mlm-full", "finetune/mlm_causal-full"),
+    Question("val/acc", "finetune/mlm-full", "finetune/span-full"),
+    Question("val/acc", "finetune/mlm-full", "finetune/electra-full"),
+    Question("val/acc", "finetune/mlm-full", "finetune/next_token-full"),
+    Question("val/acc", "finetune/mlm-full", "finetune/mlm-frozen"),
+    Question("val/acc", "finetune/mlm-full", "finetune/no_pretrain"),
 )
 
 

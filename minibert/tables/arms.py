@@ -14,6 +14,8 @@ Example:
     ('mlm', 'MyObjective', (('val/acc', 'val/acc', ''),))
     >>> name_of("dyck/finetune/mlm_causal-full"), arm("mlm_causal").label, arm("mlm_causal").causal
     ('mlm_causal', 'causal MLM', 'left-only ceiling')
+    >>> names("dyck/finetune/mlm-full", "dyck/finetune/mlm-frozen")
+    ('MLM, full', 'MLM, frozen ([CLS] + linear head)')
     >>> listed(["my_arm", "span", "mlm"])
     ['mlm', 'span', 'my_arm']
 """
@@ -36,7 +38,8 @@ FILE = Path("configs/arms.yaml")
 OBJECTIVE_KEYS = {"label", "description", "cloze", "own", "published"}
 ARM_KEYS = {"label", "colour", "control", "causal", "cloze", "generator"}
 STAGES = ("pretrain", "finetune", "probe", "objectives")  # the path part an arm's name follows
-REGIME = re.compile(r"-(full|frozen|probe)$")  # a fine-tuning experiment's regime, after its arm's name
+REGIMES = {"full": "full", "frozen": "frozen ([CLS] + linear head)", "probe": "probe (mean of the last layer, linear)"}
+REGIME = re.compile(rf"-({'|'.join(REGIMES)})$")  # a fine-tuning experiment's regime, after its arm's name
 GENERATOR = "generator/"  # where an arm whose cloze is its generator's logs it: val/generator/...
 
 
@@ -144,6 +147,15 @@ def arm(name: str, root: Path = CHECKOUT) -> Arm:
 
 def label(name: str, root: Path = CHECKOUT) -> str:
     return arm(name, root).label
+
+
+def names(a: str, b: str, root: Path = CHECKOUT) -> tuple[str, str]:
+    """Two experiments as a page names them in a comparison: by their arms' labels, each with its fine-tuning
+    regime where both are one arm (`MLM, full` against `MLM, frozen (...)`)."""
+    if name_of(a) != name_of(b):
+        return label(a, root), label(b, root)
+    regimes = [m.group(1) if (m := REGIME.search(e.rsplit("/", 1)[-1])) else "" for e in (a, b)]
+    return tuple(label(e, root) + (f", {REGIMES[r]}" if r else "") for e, r in zip((a, b), regimes))  # type: ignore
 
 
 def listed(names: Iterable[str], root: Path = CHECKOUT) -> list[str]:
