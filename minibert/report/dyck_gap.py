@@ -13,13 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff
 
-# (label, experiment, metric prefix): every head graded on the cloze or the next token
-HEADS = [("MLM, bidirectional", "dyck/pretrain/mlm", ""), ("MLM, causal mask", "dyck/pretrain/mlm_causal", ""),
-         ("span masking", "dyck/pretrain/span", ""), ("ELECTRA's generator", "dyck/pretrain/electra", "generator/"),
-         ("next-token LM", "dyck/pretrain/next_token", "")]  # fmt: skip
 CATEGORIES = {"": "all", "opener": "opener", "closer": "closer", "partner_visible": "partner visible",
               "partner_hidden": "partner hidden", "kind_mask": "[MASK]", "kind_random": "random token",
               "kind_kept": "kept token", "dist_1": "distance 1", "dist_2_3": "distance 2–3", "dist_4_7": "distance 4–7",
@@ -31,6 +27,11 @@ BINS = [(1, "dist_1"), (2, "dist_2_3"), (4, "dist_4_7"), (8, "dist_8_plus")]  # 
 class DyckGap:
     def __init__(self, data: Data):
         self.data = data
+        # (label, experiment, metric prefix): every head graded on the cloze or the next token, a detector's by its
+        # generator
+        found = arms.ordered(self.data.experiments(stage="pretrain"))
+        self.heads = [(a.label + ("'s generator" if a.generator else ""), e, a.prefix)
+                      for e, a in zip(found, map(arms.arm, found), strict=True)]  # fmt: skip
 
     def logs(self, experiment: str, metric: str, category: str) -> bool:
         return len(self.data.rows(experiment=experiment, metric=metric, category=category)) > 0
@@ -46,17 +47,17 @@ class DyckGap:
         return "–"
 
     def header(self) -> list[str]:
-        return ["category", *(label for label, _, _ in HEADS)]
+        return ["category", *(label for label, _, _ in self.heads)]
 
     def rows(self) -> list[list]:
         """The seeds and ceiling of each head, then a row per category."""
-        rows = [["seeds", *(self.data.stat(f"val/{p}gap/acc", experiment=e).seeds for _, e, p in HEADS)],
+        rows = [["seeds", *(self.data.stat(f"val/{p}gap/acc", experiment=e).seeds for _, e, p in self.heads)],
                 ["its ceiling", *(stats.number(self.data.stat(f"val/{p}ceiling/acc", experiment=e).mean)
-                                  for _, e, p in HEADS)]]  # fmt: skip
-        rows += [[label, *(self.behind(e, p, c) for _, e, p in HEADS)] for c, label in CATEGORIES.items()]
+                                  for _, e, p in self.heads)]]  # fmt: skip
+        rows += [[label, *(self.behind(e, p, c) for _, e, p in self.heads)] for c, label in CATEGORIES.items()]
         return rows
 
     def by_distance(self) -> dict[str, list[tuple[int, Diff]]]:
         """{head: [(the bin's lower edge, Bayes predictor minus accuracy)]}, for the heads that log distances."""
         return {label: [(x, self.data.between(f"val/{p}bayes/acc", f"val/{p}acc", c, experiment=e)) for x, c in BINS]
-                for label, e, p in HEADS if self.logs(e, f"val/{p}bayes/acc", "dist_1")}  # fmt: skip
+                for label, e, p in self.heads if self.logs(e, f"val/{p}bayes/acc", "dist_1")}  # fmt: skip

@@ -16,18 +16,10 @@ import math
 from dataclasses import dataclass
 
 from minibert.stats.intervals import binomial_variance
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Stat
 
-# (label, arm, metric prefix, what its ceiling sees)
-HEADS = [("MLM, bidirectional", "mlm", "", "both sides"), ("MLM, causal mask", "mlm_causal", "", "left context only"),
-         ("span masking (SpanBERT)", "span", "", "both sides"),
-         ("ELECTRA's generator (16 wide, 1 layer)", "electra", "generator/", "both sides, its own masked positions"),
-         ("next-token LM", "next_token", "", "the next token, left context only")]  # fmt: skip
-ENCODERS = [("MLM, frozen ([CLS] + linear head)", "mlm-frozen"), ("MLM, full", "mlm-full"),
-            ("causal MLM, full", "mlm_causal-full"), ("span masking, full", "span-full"),
-            ("ELECTRA, full", "electra-full"), ("next-token LM, full", "next_token-full"),
-            ("no pre-training", "no_pretrain")]  # fmt: skip
+GENERATOR = "'s generator (16 wide, 1 layer)"  # how the page names a detector's generator, after the arm's label
 FAILS_WITHIN = 0.05  # a full fine-tuning run "fails" if it ends at most 5 points above no pre-training's mean
 SD_TARGET = 0.02  # full fine-tuning's SD over seeds aimed at
 VALIDATION_TARGET = 0.003  # the validation set's own spread aimed at, on the gap and the ceiling
@@ -68,6 +60,23 @@ class DyckPage:
 
     def __init__(self, data: Data, variance: Data, recipe: Data):
         self.data, self.variance, self.recipe = data, variance, recipe
+        self.control = arms.control()
+
+    @functools.cached_property
+    def heads(self) -> list[tuple[str, str, str, str]]:
+        """(label, arm, metric prefix, what its ceiling sees) of every arm the grid pre-trains."""
+        found = arms.listed(arms.name_of(e) for e in self.data.experiments(stage="pretrain"))
+        out = []
+        for a in map(arms.arm, found):
+            sees = ("both sides, its own masked positions" if a.generator else "both sides" if not a.causal
+                    else "left context only" if a.cloze else "the next token, left context only")  # fmt: skip
+            out.append((a.label + (GENERATOR if a.generator else ""), a.key, a.prefix, sees))
+        return out
+
+    @functools.cached_property
+    def encoders(self) -> list[tuple[str, str]]:
+        """(label, the experiment's last part) of every encoder the grid fine-tunes."""
+        return [(arms.named(e), e.rsplit("/", 1)[-1]) for e in arms.ordered(self.data.experiments(stage="finetune"))]
 
     def pretrain(self, arm: str) -> dict:
         return {"experiment": f"dyck/pretrain/{arm}"}
@@ -86,7 +95,7 @@ class DyckPage:
     def head_rows(self) -> list[list]:
         """[head, what its ceiling sees, seeds, ceiling, gap, SD, distance 1 †, distance 8+ †]."""
         rows = []
-        for label, arm, p, sees in HEADS:
+        for label, arm, p, sees in self.heads:
             s = self.gap(arm, p)
             logged = len(self.data.rows(metric=f"val/{p}bayes/acc", category="dist_1", **self.pretrain(arm))) > 0
             far = [self.reference(arm, c, p) if logged else "not logged" for c in ("dist_1", "dist_8_plus")]
@@ -109,7 +118,7 @@ class DyckPage:
     def encoder_rows(self) -> list[list]:
         """[encoder, seeds, accuracy, SD, lowest, highest, failed runs (full fine-tuning only)]."""
         rows = []
-        for label, arm in ENCODERS:
+        for label, arm in self.encoders:
             s = self.tuned(arm)
             failed = len(self.failed(s)) if arm.endswith("-full") else ""
             rows.append([label, s.seeds, s, s.shown_sd(), s.lowest(), s.highest(), failed])
@@ -118,7 +127,7 @@ class DyckPage:
     def failed_line(self) -> str:
         """' MLM, full: 1 of 14 (58.7).' for every full fine-tuning with a failed run."""
         said = ""
-        for label, arm in ENCODERS:
+        for label, arm in self.encoders:
             s = self.tuned(arm)
             if arm.endswith("-full") and (bad := self.failed(s)):
                 said += f" {label}: {len(bad)} of {s.seeds} ({', '.join(stats.number(x) for x in bad)})."
@@ -126,11 +135,11 @@ class DyckPage:
 
     @functools.cached_property
     def mlm_tuned(self) -> Stat:
-        return self.tuned("mlm-full")
+        return self.tuned(f"{self.control}-full")
 
     @functools.cached_property
     def mlm_gap(self) -> Stat:
-        return self.gap("mlm")
+        return self.gap(self.control)
 
     @property
     def meets_sd_target(self) -> bool:
@@ -179,7 +188,7 @@ class DyckPage:
             rows.append([f"{label} (`{e}`)", s.seeds, s.shown_sd(), accuracy.shown_sd(), s,
                          f"{s.lowest()} to {s.highest()}"])  # fmt: skip
         g = self.mlm_gap
-        cloze = self.data.stat("val/acc", **self.pretrain("mlm"))
+        cloze = self.data.stat("val/acc", **self.pretrain(self.control))
         together = ["all three together, seed s (the Dyck grid)", g.seeds, g.shown_sd(), cloze.shown_sd(), g,
                     f"{g.lowest()} to {g.highest()}"]  # fmt: skip
         return [*rows, together]
@@ -198,11 +207,13 @@ class DyckPage:
         return f"{said} (the two intervals {overlap})"
 
     def causal_higher(self) -> tuple[int, int]:
-        """(seeds on which full fine-tuning after causal MLM beats MLM's, the causal MLM's seeds)."""
-        causal = self.tuned("mlm_causal-full").values
+        """(seeds on which full fine-tuning after the control under a causal mask beats the control's, its seeds):
+        the first left-to-right arm that answers the cloze."""
+        arm = next(a for _, a, _, _ in self.heads if arms.arm(a).causal and arms.arm(a).cloze)
+        causal = self.tuned(f"{arm}-full").values
         mlm = self.mlm_tuned.values
         return sum(s in mlm and x > mlm[s] for s, x in causal.items()), len(causal)
 
     def below_oracle(self) -> list[str]:
         """The heads whose overall gap lies below zero beyond its interval (a bound forbids it: a bug)."""
-        return [label for label, arm, p, _ in HEADS if self.gap(arm, p).interval.hi < 0]
+        return [label for label, arm, p, _ in self.heads if self.gap(arm, p).interval.hi < 0]

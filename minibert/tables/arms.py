@@ -16,6 +16,8 @@ Example:
     ('mlm_causal', 'causal MLM', 'left-only ceiling')
     >>> names("dyck/finetune/mlm-full", "dyck/finetune/mlm-frozen")
     ('MLM, full', 'MLM, frozen ([CLS] + linear head)')
+    >>> ordered(["d/finetune/no_pretrain", "d/finetune/mlm-frozen", "d/finetune/span-full", "d/finetune/mlm-full"])
+    ['d/finetune/mlm-full', 'd/finetune/mlm-frozen', 'd/finetune/span-full', 'd/finetune/no_pretrain']
     >>> listed(["my_arm", "span", "mlm"])
     ['mlm', 'span', 'my_arm']
 """
@@ -149,13 +151,31 @@ def label(name: str, root: Path = CHECKOUT) -> str:
     return arm(name, root).label
 
 
+def regime_of(experiment: str) -> str:
+    """The fine-tuning regime an experiment's last part names after its arm ('' for none)."""
+    return m.group(1) if (m := REGIME.search(experiment.rsplit("/", 1)[-1])) else ""
+
+
+def named(experiment: str, root: Path = CHECKOUT) -> str:
+    """An experiment as a page names it: its arm's label, with its fine-tuning regime where it has one."""
+    return label(experiment, root) + (f", {REGIMES[r]}" if (r := regime_of(experiment)) else "")
+
+
 def names(a: str, b: str, root: Path = CHECKOUT) -> tuple[str, str]:
     """Two experiments as a page names them in a comparison: by their arms' labels, each with its fine-tuning
     regime where both are one arm (`MLM, full` against `MLM, frozen (...)`)."""
     if name_of(a) != name_of(b):
         return label(a, root), label(b, root)
-    regimes = [m.group(1) if (m := REGIME.search(e.rsplit("/", 1)[-1])) else "" for e in (a, b)]
-    return tuple(label(e, root) + (f", {REGIMES[r]}" if r else "") for e, r in zip((a, b), regimes))  # type: ignore
+    return named(a, root), named(b, root)
+
+
+def ordered(experiments: Iterable[str], root: Path = CHECKOUT) -> list[str]:
+    """Experiments by their arms in the registry's order (`listed`), each arm's full fine-tuning before its other
+    regimes."""
+    experiments = list(dict.fromkeys(experiments))
+    arms = listed((name_of(e) for e in experiments), root)
+    regimes = list(REGIMES)
+    return sorted(experiments, key=lambda e: (arms.index(name_of(e)), regimes.index(r) if (r := regime_of(e)) else -1))
 
 
 def listed(names: Iterable[str], root: Path = CHECKOUT) -> list[str]:
