@@ -59,7 +59,8 @@ def check_scaling(r: Renderer) -> None:
 
 
 def check_structure(r: Renderer) -> None:
-    from minibert.report.structure import ARMS, JUDGED
+    from minibert.report.structure import JUDGED
+    from minibert.tables.arms import label
 
     s = r.env.globals["structure"]("structure")
     widths(["measure", "A", "B", "A − B", "seeds", "verdict"], s.answer_rows())
@@ -68,8 +69,8 @@ def check_structure(r: Renderer) -> None:
         for baseline in ("random", "embeddings"):
             named = [s.who(m, baseline, k) for k in ("above", "below", "undecided")]
             found = [a for n in named if n != "none" for a in n.split(", ")]
-            assert sorted(found) == sorted(ARMS.values())  # every objective on exactly one side
-        for a in ARMS:
+            assert sorted(found) == sorted(map(label, s.arms))  # every objective on exactly one side
+        for a in s.arms:
             means = {layer: s.stat("probe", layer, m, a).mean for layer in (1, 2)}
             assert means[s.best_layer(a, m)] == max(means.values())
 
@@ -115,13 +116,11 @@ def check_recipe(r: Renderer) -> None:
 
 
 def check_text(r: Renderer) -> None:
-    from minibert.report.text import CLOZE
-
     page = r.env.globals["text_page"]("text")
     widths(page.cloze_header(), page.cloze_rows())
     widths(["encoder", "seeds", "acc", "minus", "verdict"], page.tuned_rows())
     named = [a for part in page.against_bigram().rstrip(".").split("; ") for a in part.split(": ")[1].split(", ")]
-    assert sorted(named) == sorted(label.split(" (")[0] for label, _, _ in CLOZE)
+    assert sorted(named) == sorted(label.split(" (")[0] for label, _, _ in page.cloze)
     assert page.corpus["documents"]["train"] > 0
 
 

@@ -19,6 +19,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minibert.report.asked import asked
 from minibert.report.length import HOLDS_WITHIN, PAST, Length
 from minibert.report.masking_rate import BASE_RECIPE, MaskingRate
 from minibert.report.scaling import Scaling
@@ -28,8 +29,7 @@ from minibert.report.transfer import Transfer
 from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
-DEPTH_RIVAL = "next_token"  # the left-to-right arm the structure paragraph's claim reads the control against
-NO_PRETRAIN = {"regime": "no_pretrain"}
+NO_PRETRAIN = {"regime": arms.SCRATCH}
 SCHEMES = {"learned": "learned", "sinusoidal": "sinusoidal", "rotary": "rotary", "alibi": "ALiBi", "none": "no"}
 REFERENCES = {"unigram": ("the unigram", "unigram"), "left_bigram": ("the left bigram", "bigram"),
               "left_right_trigram": ("the left+right trigram", "trigram")}  # fmt: skip
@@ -208,12 +208,12 @@ class Digest:
         depth = {a: max((page.stat("probe", layer, "depth_spearman", a).mean, layer) for layer in (1, 2))
                  for a in page.arms}  # fmt: skip
         top = sorted(depth.items(), key=lambda item: item[1])[-1][0]
-        against = [(layer, page.depth_against(DEPTH_RIVAL, layer)) for layer in (1, 2)]
+        against = [(layer, page.depth_against(asked().depth_against, layer)) for layer in (1, 2)]
         words = [c.verdict() for _, c in against]
         claim = ("holds" if words.count("A better") == 2 else "does not hold" if "B better" in words
                  else "is undecided")  # fmt: skip
         by_layer = ", ".join(f"at layer {layer} = {stats.fmt(c.interval, 1, 3, True)} "
-                             f"({c.verdict(arms.label(page.control), arms.label(DEPTH_RIVAL))})"
+                             f"({c.verdict(arms.label(page.control), arms.label(asked().depth_against))})"
                              for layer, c in against)  # fmt: skip
         return StructureDigest(beats, (min(embeddings), max(embeddings)), arms.label(top), depth[top],
                                depth[page.control], claim, by_layer)  # fmt: skip
@@ -237,15 +237,16 @@ class Digest:
 
     @functools.cache  # noqa: B019
     def text(self) -> TextDigest:
-        """The strongest reference, MLM's accuracy against each, and Dyck's ranking on text, in words."""
-        tx = self.grid("text")
-        mlm = {"experiment": "text/pretrain/mlm"}
+        """The strongest reference, the control's accuracy against each, and Dyck's ranking on text, in words."""
+        tx, control = self.grid("text"), arms.control()
+        named = arms.label(control)
+        mlm = {"experiment": f"text/pretrain/{control}"}
         strongest, best = None, None
         for r in REFERENCES:
             s = tx.stat(f"val/reference/{r}/acc", **mlm)
             if best is None or s.mean > best.mean:
                 strongest, best = r, s
-        against = "; ".join(f"{name}, {tx.between('val/acc', f'val/reference/{r}/acc', **mlm).say('MLM', short)}"
+        against = "; ".join(f"{name}, {tx.between('val/acc', f'val/reference/{r}/acc', **mlm).say(named, short)}"
                             for r, (name, short) in REFERENCES.items()) + "."  # fmt: skip
         agree = self.transfer().by_agreement()
         ranking = []

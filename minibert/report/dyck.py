@@ -8,39 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minibert.report.asked import Pair, asked
 from minibert.tables import arms, stats
 
 GAP = ("val/gap/acc", "cloze gap to the ceiling (lower is better)")
 FINETUNE = ("val/acc", "full fine-tuning accuracy")
+TUNED = ("val/acc", "fine-tuning accuracy")  # where a side is not fully fine-tuned
 
 
-@dataclass(frozen=True)
-class Question:
-    """A - B on one measure, between two experiments under `dyck/`; the page names them by the arm registry."""
-
-    a_experiment: str
-    b_experiment: str
-    measure: tuple[str, str] = FINETUNE  # (metric, what the page calls it)
-
-    @property
-    def a(self) -> str:
-        return arms.names(self.a_experiment, self.b_experiment)[0]
-
-    @property
-    def b(self) -> str:
-        return arms.names(self.a_experiment, self.b_experiment)[1]
-
-
-QUESTIONS = (
-    Question("pretrain/mlm", "pretrain/span", GAP),
-    Question("finetune/mlm-full", "finetune/mlm_causal-full"),
-    Question("finetune/mlm-full", "finetune/no_pretrain"),
-    Question("finetune/mlm_causal-full", "finetune/no_pretrain"),
-    Question("finetune/mlm-full", "finetune/span-full"),
-    Question("finetune/mlm-full", "finetune/electra-full"),
-    Question("finetune/mlm-full", "finetune/next_token-full"),
-    Question("finetune/mlm-full", "finetune/mlm-frozen", ("val/acc", "fine-tuning accuracy")),
-)
 HEADER = ["A", "B", "measure", "A − B, points (95% interval)", "±", "seeds", "verdict", "judged by"]
 
 
@@ -51,14 +26,22 @@ class AnswerTable:
     drawn: list[tuple]  # (label, Diff) for the forest figure
 
 
-def answer_table(answer: Callable, questions: tuple[Question, ...] = QUESTIONS) -> AnswerTable:
-    """The page's answer, `answer(metric, a, b)` judging each question (Renderer.answer on the Dyck grid)."""
+def measure(q: Pair) -> tuple[str, str]:
+    """(metric, what the page calls it) of a question: the cloze gap, or fine-tuning accuracy."""
+    if q.gap:
+        return GAP
+    return FINETUNE if all(arms.regime_of(e) in ("full", "") for e in (q.a, q.b)) else TUNED  # no pre-training: full
+
+
+def answer_table(answer: Callable, questions: tuple[Pair, ...] | None = None) -> AnswerTable:
+    """The page's answer, `answer(metric, a, b)` judging each question (Renderer.answer on the Dyck grid); the
+    questions are the pages' (configs/pages/questions.yaml) unless given."""
     rows, drawn = [], []
-    for q in questions:
-        metric, what = q.measure
-        found = answer(metric, f"dyck/{q.a_experiment}", f"dyck/{q.b_experiment}")
+    for q in asked().dyck if questions is None else questions:
+        (metric, what), (a, b) = measure(q), arms.names(q.a, q.b)
+        found = answer(metric, q.a, q.b)
         c = found.diff
         half = stats.number((c.interval.hi - c.interval.lo) / 2)
-        rows.append([q.a, q.b, what, c, half, found.seeds, c.verdict(q.a, q.b), found.judged_by])
-        drawn.append((f"{q.a} vs {q.b}: {what}", c))
+        rows.append([a, b, what, c, half, found.seeds, c.verdict(a, b), found.judged_by])
+        drawn.append((f"{a} vs {b}: {what}", c))
     return AnswerTable(HEADER, rows, drawn)

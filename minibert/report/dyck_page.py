@@ -110,7 +110,7 @@ class DyckPage:
     @functools.cached_property
     def fails_at(self) -> float:
         """No pre-training's mean plus 5 points: a full fine-tuning run ending at or below it failed."""
-        return self.tuned("no_pretrain").mean + FAILS_WITHIN
+        return self.tuned(arms.SCRATCH).mean + FAILS_WITHIN
 
     def failed(self, s: Stat) -> list[float]:
         return sorted(x for x in s.values.values() if x <= self.fails_at)

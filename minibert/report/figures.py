@@ -11,6 +11,7 @@ beside the page. Labels are whole (wrapped, never cut); every figure states what
 from __future__ import annotations
 
 import io
+import re
 import textwrap
 from pathlib import Path
 
@@ -21,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen before pyplot is imported)
 
 from minibert.atomic_writes import write_atomic  # noqa: E402
+from minibert.tables.arms import colours as arm_colours  # noqa: E402
 from minibert.tables.query import Stat  # noqa: E402
 from minibert.tables.stats import Interval  # noqa: E402
 
@@ -61,15 +63,16 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
           logx: bool = False) -> None:  # fmt: skip
     """One line per series name: (x, Stat) points, mean and 95% band (points for proportions)."""
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    colours = arm_colours(series)
     for name, points in series.items():
         points = sorted(((x, s) for x, s in points if s.seeds), key=lambda p: p[0])
         if not points:
             continue
         scale = 100 if points[0][1].proportion else 1
         xs = [x for x, _ in points]
-        ax.plot(xs, [scale * s.mean for _, s in points], marker="o", ms=4, lw=1.4, label=name)
+        ax.plot(xs, [scale * s.mean for _, s in points], marker="o", ms=4, lw=1.4, label=name, color=colours[name])
         ax.fill_between(xs, [scale * s.interval.lo for _, s in points], [scale * s.interval.hi for _, s in points],
-                        alpha=0.2, lw=0)  # fmt: skip
+                        alpha=0.2, lw=0, color=colours[name])  # fmt: skip
     if logx:
         ax.set_xscale("log")
     ax.set_xlabel(xlabel)
@@ -82,6 +85,7 @@ def lines(path: Path, series: dict[str, list[tuple[float, Stat]]], xlabel: str, 
 
 
 MARKERS = "osD^vPX*<>ph"
+REGIME_FULL = re.compile(r"-full(?=/|$)")  # `<arm>-full`: full fine-tuning of the pre-training arm `<arm>`
 
 
 def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interval, Interval]]]], title: str) -> None:
@@ -90,9 +94,9 @@ def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interv
     top-right or bottom-left quadrant moves both settings the same way). Arms are told apart by colour and marker,
     named in one legend: labels beside the points would overlap where arms agree."""
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 2.6, 4.6), squeeze=False)
-    arms = list(dict.fromkeys(arm for *_, points in panels for arm in points))
-    colours = plt.get_cmap("tab10" if len(arms) <= 10 else "tab20")
-    style = {arm: (colours(i % colours.N), MARKERS[i % len(MARKERS)]) for i, arm in enumerate(arms)}
+    names = list(dict.fromkeys(arm for *_, points in panels for arm in points))
+    colours = arm_colours(names)
+    style = {arm: (colours[arm], MARKERS[i % len(MARKERS)]) for i, arm in enumerate(names)}
     for ax, (name, xlabel, ylabel, points) in zip(axes[0], panels):
         for arm, (x, y) in points.items():
             colour, marker = style[arm]
@@ -116,13 +120,13 @@ def scatter(path: Path, panels: list[tuple[str, str, str, dict[str, tuple[Interv
 
 
 def _colours(panels: list, arms_at: int) -> dict[str, object]:
-    """One colour per arm across every panel of a figure: an experiment keeps its colour wherever it is drawn,
-    and a fine-tuning arm `<x>/finetune/<y>-full` takes that of the pre-training arm `<x>/pretrain/<y>`."""
+    """One colour per experiment across every panel of a figure: its arm's (minibert.tables.arms.colours), so a
+    fine-tuning arm `<x>/finetune/<y>-full` takes that of the pre-training arm `<x>/pretrain/<y>` and an arm
+    keeps its colour from figure to figure."""
     names = list(dict.fromkeys(arm for panel in panels for arm in panel[arms_at]))
-    keys = {name: name.rsplit("/", 1)[-1].removesuffix("-full") for name in names}
-    order = list(dict.fromkeys(keys.values()))
-    palette = plt.get_cmap("tab10" if len(order) <= 10 else "tab20")
-    return {name: palette(order.index(keys[name]) % palette.N) for name in names}
+    keys = {name: REGIME_FULL.sub("", name.replace("/finetune/", "/pretrain/")) for name in names}
+    found = arm_colours(keys.values())
+    return {name: found[keys[name]] for name in names}
 
 
 def log_scale(ylabel: str, arms: dict[str, tuple]) -> bool:

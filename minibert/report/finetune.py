@@ -15,12 +15,12 @@ from pathlib import Path
 
 from minibert.ablation.grid import Grid
 from minibert.report.grid_report import Answer, claim_answer, claims_of
-from minibert.tables import stats
+from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
 REGIMES = {"frozen": "head only, encoder frozen", "full": "everything, the paper's way",
-           "no_pretrain": "everything, no pre-training"}  # fmt: skip
-AGAINST_FULL = ("frozen", "no_pretrain")
+           arms.SCRATCH: "everything, no pre-training"}  # fmt: skip
+AGAINST_FULL = ("frozen", arms.SCRATCH)
 
 
 class Finetune:
@@ -73,7 +73,8 @@ class Finetune:
         the write-up's classifier and what it has beyond pre-training's model (`beyond_pretrained`)."""
         classifier = int(self.data.stat("params", regime="full").mean)
         head = int(self.data.stat("trainable_params", regime="frozen").mean)
-        pretrained = int(self.data.stat("params", experiment="pretrain/bidirectional").mean)
+        control = next(e for e in self.data.experiments(stage="pretrain") if arms.arm(e).control)
+        pretrained = int(self.data.stat("params", experiment=control).mean)
         published = int(self.published("full", "trainable_params"))
         return {"classifier": classifier, "head": head, "encoder": classifier - head, "pretrained": pretrained,
                 "mlm_head": pretrained - classifier + head, "published": published,

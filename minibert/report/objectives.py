@@ -15,11 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from minibert.checkout import CHECKOUT
+from minibert.tables import arms
 from minibert.tables.arms import Objective, objective, registry
 from minibert.tables.query import Data, Diff, Stat
 from minibert.tables.stats import number
 
-SCRATCH = {"regime": "no_pretrain"}
+SCRATCH = {"regime": arms.SCRATCH}
 CHANCE = 0.5  # grammaticality: two balanced classes
 
 
@@ -67,7 +68,7 @@ class Objectives:
                 f"{name} {s.with_seeds() if i == 0 else s}" for i, (name, s) in enumerate(figures)
             ]  # each seed's: first only
             rows.append([label, "; ".join(own), self.ft(o, "frozen").with_seeds(), self.ft(o, "full").with_seeds()])
-        return [*rows, ["no pre-training", "", "", self.data.stat("val/acc", **SCRATCH).with_seeds()]]
+        return [*rows, [arms.label(arms.SCRATCH), "", "", self.data.stat("val/acc", **SCRATCH).with_seeds()]]
 
     def chance(self, objective: str, regime: str) -> str:
         """Whether its fine-tuned accuracy's interval holds chance."""
@@ -95,7 +96,7 @@ class Objectives:
         )
         shown = {o: self.arm(o).published for o in self.published}
         rows = [[p.label, full[o], frozen[o], " / ".join(f"{x:.1f}" for x in p.figures)] for o, p in shown.items()]
-        return [*rows, ["no pre-training", self.data.stat("val/acc", **SCRATCH).with_seeds(), "", ""]]
+        return [*rows, [arms.label(arms.SCRATCH), self.data.stat("val/acc", **SCRATCH).with_seeds(), "", ""]]
 
     def diff(self, a: str, b: str | None) -> Diff:
         """A's full fine-tuning minus B's (None: no pre-training), paired by seed."""

@@ -1,6 +1,7 @@
 """How fast the machine ran a recorded comparison, against the first record's machine: records made in
 different sessions on one machine type ran at different paces, so a page compares their wall times through
-the mean wall time of one run every record holds with the same configuration (Dyck MLM pre-training).
+the mean wall time of one run every record holds with the same configuration (Dyck pre-training of the
+control arm).
 
 Example:
     >>> p = Pace(run_s=30.0, first_run_s=20.0, wall_s=900.0)
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minibert.tables import arms
 from minibert.tables.query import Data
 
-PACED = "dyck/pretrain/mlm"  # the run every record's table holds with the same configuration
 SAME_PACE = (0.8, 1.25)  # ratios within this range read as the same pace: the machine's own noise
 
 
@@ -27,7 +28,7 @@ class Pace:
     @classmethod
     def of(cls, data: Data, first: Data, wall_s: float) -> Pace:
         def mean(d: Data) -> float:
-            return d.stat("wall_time_s", experiment=PACED).mean
+            return d.stat("wall_time_s", experiment=f"dyck/pretrain/{arms.control()}").mean  # every record's
 
         return cls(mean(data), mean(first), wall_s)
 

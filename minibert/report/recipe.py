@@ -124,7 +124,7 @@ class Recipe:
         """[lr, accuracy, SD, range] of each fine-tuning lr, then of fine-tuning without pre-training."""
         rows = [[self.axis(e, "finetune lr") + (" (chosen)" if e == FINETUNE else ""), *spread(self.stat("val/acc", e))]
                 for e in self.tuned]  # fmt: skip
-        return [*rows, ["no pre-training (0.003)", *spread(self.stat("val/acc", NO_PRETRAIN))]]
+        return [*rows, [f"{arms.label(arms.SCRATCH)} (0.003)", *spread(self.stat("val/acc", NO_PRETRAIN))]]
 
     def tuned_lines(self) -> list[str]:
         """The chosen fine-tuning lr against each other, in words."""

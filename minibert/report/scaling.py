@@ -18,21 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minibert.report.asked import asked
 from minibert.stats import scoreboard
 from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff, Stat
 
-TWO_STAGE = "next_token-then-mlm"  # its next-token half is read: at a budget against the control at the one below
-# the published claims: (claim, A, B, the budgets it is read at), each on full fine-tuning accuracy, A - B by seed
-PUBLISHED = [
-    ("ELECTRA beats MLM at equal compute (Clark et al. 2020)", "electra", "mlm", slice(None)),
-    ("next-token LM is more data-efficient: better than MLM on little compute (Gisserot-Boukhlef et al. 2025)",
-     "next_token", "mlm", slice(None, 2)),
-    ("MLM gives the better encoder, given enough compute (Gisserot-Boukhlef et al. 2025)", "mlm", "next_token",
-     slice(-2, None)),
-    ("next-token LM, then MLM, beats MLM at fixed compute (Gisserot-Boukhlef et al. 2025)", "next_token-then-mlm",
-     "mlm", slice(None)),
-]  # fmt: skip
 MEASURES = [("full fine-tuning accuracy", "val/acc", "finetune"),
             ("cloze gap to the ceiling (lower is better)", "val/gap/acc", "pretrain")]  # fmt: skip
 
@@ -103,7 +93,7 @@ class Scaling:
         self.pretrained = [a for a in arms.listed(found) if d.experiments(experiment=self.experiment(a, last))]
         # graded on the same 15% cloze questions: neither left-to-right (its own ceiling) nor read on a generator
         self.cloze = [a for a in self.pretrained if not arms.arm(a).causal and not arms.arm(a).generator]
-        self.no_pretrain = d.stat("val/acc", regime="no_pretrain")
+        self.no_pretrain = d.stat("val/acc", regime=arms.SCRATCH)
         # the pre-training compute behind each encoder, as its runs recorded it (a fine-tuning run: that of the
         # checkpoint it loaded); short: more than one of its pre-training steps below the budget
         self.spent: dict[tuple[str, str, str], float] = {}
@@ -116,9 +106,10 @@ class Scaling:
                     if f < self.budget_flops[x] - d.stat("flops_per_step", **self.where("pretrain", a, x)).mean:
                         done = "fine-tuned" if stage == "finetune" else "pre-trained"
                         self.short.append((done, arms.label(a), x, f, f / self.budget_flops[x]))
-        self.claims = [self._claim(text, a, b, x) for text, a, b, at in PUBLISHED for x in self.budgets[at]]
+        self.published = asked().claims  # the published claims: each "A beats B" on full fine-tuning accuracy
+        self.claims = [self._claim(p.claim, p.a, p.b, x) for p in self.published for x in self.budgets[p.budgets]]
         self.leads, self.crossings = self._leads_and_crossings()
-        self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", TWO_STAGE, x),
+        self.halves = [(x0, x, d.diff("val/gap/acc", self.where("pretrain", asked().two_stage, x),
                                       self.where("pretrain", self.control, x0)))
                        for x0, x in zip(self.budgets, self.budgets[1:])]  # fmt: skip
 
@@ -161,7 +152,7 @@ class Scaling:
     def claim_outcomes(self) -> list[tuple[str, str]]:
         """(claim, where it holds, fails and is undecided) for each published claim."""
         out = []
-        for text, *_ in PUBLISHED:
+        for text in (p.claim for p in self.published):
             mine = [c for c in self.claims if c.text == text]
             words = [w for w in ("holds", "does not hold", "undecided") if any(c.holds == w for c in mine)]
             said = [f"{w} at {', '.join(c.budget for c in mine if c.holds == w)}" for w in words]
@@ -170,7 +161,7 @@ class Scaling:
 
     def drawn(self) -> list[tuple[str, Diff]]:
         """The claims as the forest figure draws them."""
-        by = {t: (a, b) for t, a, b, _ in PUBLISHED}
+        by = {p.claim: (p.a, p.b) for p in self.published}
         return [
             (f"{arms.label(by[c.text][0])} vs {arms.label(by[c.text][1])}, {c.budget}", c.diff) for c in self.claims
         ]
@@ -239,7 +230,8 @@ class Scaling:
                               self.data.stat("val/acc", **self.where("finetune", a, x))) for x in self.budgets]
                   for a in self.tuned}  # fmt: skip
         xs = [x for points in series.values() for x, _ in points]
-        series["no pre-training (0 FLOPs, drawn across)"] = [(min(xs), self.no_pretrain), (max(xs), self.no_pretrain)]
+        across = [(min(xs), self.no_pretrain), (max(xs), self.no_pretrain)]
+        series[f"{arms.label(arms.SCRATCH)} (0 FLOPs, drawn across)"] = across
         return series
 
     def finetune_rows(self) -> tuple[list[list], list[list[str]]]:

@@ -24,7 +24,7 @@ from minibert.tables.query import Data, Diff, Stat
 REFERENCES = {"unigram": "unigram", "left_bigram": "left bigram", "left_right_trigram": "left+right trigram"}
 REGIMES = {"full": "full", "frozen": "frozen ([CLS] + linear head)", "probe": "probe (mean of the last layer, linear)"}
 GENERATOR = "'s generator (16 wide, 1 layer)"  # how the page names a detector's generator, after the arm's label
-NO_PRETRAIN = {"regime": "no_pretrain"}
+NO_PRETRAIN = {"regime": arms.SCRATCH}
 NOT_GRADED = "not graded (reads the right)"
 
 
@@ -105,13 +105,13 @@ class TextPage:
 
     @functools.cached_property
     def _tuned(self) -> tuple[list[list], list[tuple[str, Diff]]]:
-        rows, drawn = [], []
+        rows, drawn, scratch = [], [], arms.label(arms.SCRATCH)
         for label, where in self.encoders:
             c = self.data.diff("val/acc", where, NO_PRETRAIN)
-            drawn.append((f"{label} − no pre-training", c))
-            rows.append([label, c.a.seeds, c.a, c, c.verdict(label, "no pre-training")])
+            drawn.append((f"{label} − {scratch}", c))
+            rows.append([label, c.a.seeds, c.a, c, c.verdict(label, scratch)])
         none = self.no_pretrain()
-        return [*rows, ["no pre-training", none.seeds, none, "", ""]], drawn
+        return [*rows, [scratch, none.seeds, none, "", ""]], drawn
 
     def tuned_rows(self) -> list[list]:
         """[encoder, seeds, accuracy, minus no pre-training, verdict], then no pre-training's own row."""

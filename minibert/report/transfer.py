@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minibert.report.asked import asked
 from minibert.tables import arms, stats
 
 AGREEMENTS = ("holds", "reverses", "undecided on text", "undecided on Dyck")  # the order pages list them in
@@ -14,12 +15,19 @@ AGREEMENTS = ("holds", "reverses", "undecided on text", "undecided on Dyck")  # 
 
 @dataclass(frozen=True)
 class Question:
-    """A - B, named by the arm registry; `dyck_metric` is Dyck's figure for it (the gap for the cloze, where text has
-    no ceiling and reads accuracy); the experiments are the same under `dyck/` and `text/`."""
+    """A - B, named by the arm registry, between two experiments' names below `dyck/` and `text/`; a pre-training
+    pair is the cloze, which Dyck reads on its gap (text has no ceiling, and reads accuracy)."""
 
-    dyck_metric: str
     a_experiment: str
     b_experiment: str
+
+    @property
+    def cloze(self) -> bool:
+        return self.a_experiment.startswith("pretrain/")
+
+    @property
+    def dyck_metric(self) -> str:
+        return "val/gap/acc" if self.cloze else "val/acc"
 
     @property
     def a(self) -> str:
@@ -30,23 +38,8 @@ class Question:
         return arms.names(self.a_experiment, self.b_experiment)[1]
 
     @property
-    def cloze(self) -> bool:
-        return self.a_experiment.startswith("pretrain/")
-
-    @property
     def label(self) -> str:
         return f"{'cloze' if self.cloze else 'fine-tuning'}: {self.a} vs {self.b}"
-
-
-QUESTIONS = (
-    Question("val/gap/acc", "pretrain/mlm", "pretrain/span"),
-    Question("val/acc", "finetune/mlm-full", "finetune/mlm_causal-full"),
-    Question("val/acc", "finetune/mlm-full", "finetune/span-full"),
-    Question("val/acc", "finetune/mlm-full", "finetune/electra-full"),
-    Question("val/acc", "finetune/mlm-full", "finetune/next_token-full"),
-    Question("val/acc", "finetune/mlm-full", "finetune/mlm-frozen"),
-    Question("val/acc", "finetune/mlm-full", "finetune/no_pretrain"),
-)
 
 
 @dataclass(frozen=True)
@@ -97,8 +90,11 @@ class Transfer:
         return {k: rows for k, rows in found.items() if rows}
 
 
-def transfer(answer: Callable, questions: tuple[Question, ...] = QUESTIONS) -> Transfer:
-    """Every question judged on Dyck and on text, `answer(grid, metric, a, b)` judging each (Renderer.answer)."""
+def transfer(answer: Callable, questions: tuple[Question, ...] | None = None) -> Transfer:
+    """Every question judged on Dyck and on text, `answer(grid, metric, a, b)` judging each (Renderer.answer); the
+    questions are the pages' (configs/pages/questions.yaml) unless given."""
+    if questions is None:
+        questions = tuple(Question(q.a, q.b) for q in asked().transfer)
     return Transfer([Row(q, answer("dyck", q.dyck_metric, f"dyck/{q.a_experiment}", f"dyck/{q.b_experiment}"),
                          answer("text", "val/acc", f"text/{q.a_experiment}", f"text/{q.b_experiment}"))
                      for q in questions])  # fmt: skip

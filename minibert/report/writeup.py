@@ -17,11 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minibert.ablation.grid import Grid
-from minibert.tables import stats, table
+from minibert.tables import arms, stats, table
 from minibert.tables.query import Data, Stat
 from minibert.tables.stats import Interval
 
-B, C = "pretrain/bidirectional", "pretrain/causal"
+# the write-up's two pre-trainings, found in the default grid by the arm registry's roles: the control (its
+# bidirectional MLM) and the left-to-right arm that answers the cloze (its causal MLM)
+B, C = "{control}", "{causal}"
 FEATURES = {"emb": "the embeddings", "layer1": "layer 1", "layer2": "layer 2", "concat2": "layers 1-2"}
 PROBE = "probe"  # the row of the best linear probe, from the probes grid
 AT_CEILING = 0.01  # the MLMs this close to their ceilings: a gap to the write-up is the validation set's make-up
@@ -33,12 +35,12 @@ ROWS = [
      [(B, "val/acc_opener", "ceiling"), (B, "val/acc_closer", "ceiling")]),
     ("... partner visible / partner hidden",
      [(B, "val/acc_partner_visible", "bayes"), (B, "val/acc_partner_hidden", "bayes")]),
-    ("causal MLM (its ceiling: left context only), all / openers / closers",
+    ("{causal_label} (its ceiling: left context only), all / openers / closers",
      [(C, "val/acc", "ceiling"), (C, "val/acc_opener", "ceiling"), (C, "val/acc_closer", "ceiling")]),
     ("fine-tune, encoder frozen ({trainable} trainable)", [("finetune/frozen", "val/acc", "ceiling")]),
     (PROBE, []),
     ("fine-tune, everything (the paper's way)", [("finetune/full", "val/acc", "ceiling")]),
-    ("fine-tune, everything, no pre-training", [("finetune/no_pretrain", "val/acc", "ceiling")]),
+    ("fine-tune, everything, no pre-training", [(f"finetune/{arms.SCRATCH}", "val/acc", "ceiling")]),
     ("never graded on a visible token (`p_mask=1`): kept positions",
      [("break/mask_only", "val/acc_kind_kept", "both")]),
     ("`p_pick=0.5`, on its own 50%-masked questions", [("break/pick_50", "val/acc", "ceiling")]),
@@ -85,6 +87,10 @@ class WriteUp:
     def __init__(self, data: Data, probes: Callable[[], Data], grid: Grid):
         self.data, self._probes = data, probes
         self.reference = {e.name: e.reference for e in grid.experiments}
+        found = [(e, arms.arm(e)) for e in data.experiments(stage="pretrain")]
+        self.b = next(e for e, a in found if a.control)
+        self.c = next(e for e, a in found if a.causal and a.cloze)
+        self.roles = {B: self.b, C: self.c}
 
     @functools.cached_property
     def probes(self) -> Data:
@@ -121,9 +127,10 @@ class WriteUp:
             shown = f"best linear probe by mean on the frozen encoder ({features})"
             return [shown, str(self.best_probe), f"{stats.number(ceiling)}%", "", ""]
         trainable = d.stat("trainable_params", experiment="finetune/frozen").mean
-        label = label.format(trainable=stats.number(trainable, 1, 0))
+        label = label.format(trainable=stats.number(trainable, 1, 0), causal_label=arms.label(self.c))
         got, bound, published, words = [], [], [], []
-        for e, key, kind in parts:
+        for role, key, kind in parts:
+            e = self.roles.get(role, role)
             metric, c = table.split(key)
             s = d.stat(metric, c, experiment=e)
             got.append(str(s))
@@ -165,8 +172,8 @@ class WriteUp:
         closers) and the bidirectional one's from its references (partner visible, hidden)."""
         d = self.data
         gaps = [abs(d.stat("val/ceiling/acc", c, experiment=e).mean - d.stat("val/acc", c, experiment=e).mean)
-                for e in (B, C) for c in ("", "opener", "closer")]  # fmt: skip
-        gaps += [abs(d.stat("val/bayes/acc", c, experiment=B).mean - d.stat("val/acc", c, experiment=B).mean)
+                for e in (self.b, self.c) for c in ("", "opener", "closer")]  # fmt: skip
+        gaps += [abs(d.stat("val/bayes/acc", c, experiment=self.b).mean - d.stat("val/acc", c, experiment=self.b).mean)
                  for c in ("partner_visible", "partner_hidden")]  # fmt: skip
         return max([0, *gaps])
 
@@ -174,7 +181,7 @@ class WriteUp:
     def saturated(self) -> bool:
         """Both MLMs' overall gaps to their ceilings reach zero within their intervals: on this language no
         objective can do better, so it cannot tell objectives apart."""
-        return all(self.data.stat("val/gap/acc", experiment=e).interval.lo <= 0 for e in (B, C))
+        return all(self.data.stat("val/gap/acc", experiment=e).interval.lo <= 0 for e in (self.b, self.c))
 
     @property
     def at_ceiling(self) -> bool:

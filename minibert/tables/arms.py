@@ -38,10 +38,11 @@ from minibert.tables.table import TableError
 
 FILE = Path("configs/arms.yaml")
 OBJECTIVE_KEYS = {"label", "description", "cloze", "own", "published"}
-ARM_KEYS = {"label", "colour", "control", "causal", "cloze", "generator"}
+ARM_KEYS = {"label", "colour", "control", "causal", "cloze", "generator", "aliases"}
 STAGES = ("pretrain", "finetune", "probe", "objectives")  # the path part an arm's name follows
 REGIMES = {"full": "full", "frozen": "frozen ([CLS] + linear head)", "probe": "probe (mean of the last layer, linear)"}
 REGIME = re.compile(rf"-({'|'.join(REGIMES)})$")  # a fine-tuning experiment's regime, after its arm's name
+SCRATCH = "no_pretrain"  # the fine-tuning regime with no pre-training, which names its experiments' arm too
 GENERATOR = "generator/"  # where an arm whose cloze is its generator's logs it: val/generator/...
 
 
@@ -70,6 +71,7 @@ class Arm:
     causal: str | None = None  # left context only: the name of the ceiling its figures are read against
     cloze: bool = True  # it has a cloze figure (its own, or its generator's)
     generator: bool = False  # its cloze is its generator's (GENERATOR), the arm answering another question
+    aliases: tuple[str, ...] = ()  # the names other grids give it
 
     @property
     def prefix(self) -> str:
@@ -105,8 +107,10 @@ def _arm(key: str, entry: dict) -> Arm:
     if not all(isinstance(entry.get(flag, flag == "cloze"), bool) for flag in ("control", "cloze", "generator")):
         raise ValueError(f"{key}: control, cloze and generator are true or false")
     causal = entry.get("causal")
+    if not isinstance(aliases := entry.get("aliases", []), list):
+        raise ValueError(f"{key}: aliases is a list of names")
     return Arm(key, str(entry["label"]), colour, entry.get("control", False), None if causal is None else str(causal),
-               entry.get("cloze", True), entry.get("generator", False))  # fmt: skip
+               entry.get("cloze", True), entry.get("generator", False), tuple(map(str, aliases)))  # fmt: skip
 
 
 @functools.cache
@@ -121,6 +125,9 @@ def registry(root: Path = CHECKOUT) -> Registry:
             raise ValueError("give the sections objectives and arms")
         objectives = {str(k): _objective(str(k), v) for k, v in (found.get("objectives") or {}).items()}
         arms = {str(k): _arm(str(k), v) for k, v in (found.get("arms") or {}).items()}
+        names = [n for a in arms.values() for n in (a.key, *a.aliases)]
+        if len(set(names)) < len(names):
+            raise ValueError("an arm's name or alias is another arm's too")
         if sum(a.control for a in arms.values()) > 1:
             raise ValueError("one arm at most is the control")
         return Registry(objectives, arms)
@@ -142,9 +149,16 @@ def name_of(experiment: str) -> str:
 
 
 def arm(name: str, root: Path = CHECKOUT) -> Arm:
-    """The registered arm `name` (an arm's name, or an experiment that holds one), or one named by it."""
-    key = name if name in registry(Path(root)).arms else name_of(name)
-    return registry(Path(root)).arms.get(key) or Arm(key, key)
+    """The registered arm `name` (an arm's name or alias, or an experiment that holds one), or one named by it."""
+    return _known(name, Path(root)) or Arm(name_of(name), name_of(name))
+
+
+def _known(name: str, root: Path) -> Arm | None:
+    arms = registry(root).arms
+    for key in (name, name_of(name)):
+        if found := arms.get(key) or next((a for a in arms.values() if key in a.aliases), None):
+            return found
+    return None
 
 
 def label(name: str, root: Path = CHECKOUT) -> str:
@@ -192,13 +206,28 @@ def control(root: Path = CHECKOUT) -> str:
     return found[0]
 
 
+def drawn_as(name: str, root: Path = CHECKOUT) -> Arm | None:
+    """The registered arm a figure's series stands for: one named by its arm's name or an experiment holding it, or
+    by its label, alone or with what a page adds in brackets or after "'s" (`ELECTRA's generator`); the longest
+    label that fits wins. None for a series no registered arm is (a position scheme, `MLM, control task`)."""
+    if (found := _known(name, Path(root))) is not None:
+        return found
+    fits = [a for a in registry(Path(root)).arms.values()
+            if name == a.label or name.startswith((f"{a.label} (", f"{a.label}'s"))]  # fmt: skip
+    return max(fits, key=lambda a: len(a.label), default=None)
+
+
 def colours(names: Iterable[str], root: Path = CHECKOUT) -> dict[str, object]:
-    """A colour for each of `names` (arms or experiments): its arm's registered colour, else the next of Matplotlib's
-    tab10 (tab20 past ten) that no registered arm among them takes."""
+    """A colour for each of a figure's series `names`: the first series of a registered arm (`drawn_as`) takes the
+    arm's colour, so an arm keeps it from figure to figure; every other series the next of Matplotlib's tab10
+    (tab20 past ten) that no series of the figure takes."""
     names = list(dict.fromkeys(names))
-    found = {n: arm(n, root) for n in names}
-    taken = {matplotlib.colors.to_rgba(a.colour) for a in found.values() if a.colour}
-    free = [c for c in matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
-            if matplotlib.colors.to_rgba(c) not in taken] or [(0.5, 0.5, 0.5)]  # fmt: skip
-    others = list(dict.fromkeys(a.key for a in found.values() if not a.colour))
-    return {n: a.colour or free[others.index(a.key) % len(free)] for n, a in found.items()}
+    own: dict[str, str] = {}
+    for n in names:
+        a = drawn_as(n, root)
+        if a is not None and a.colour and a.colour not in own.values():
+            own[n] = a.colour
+    taken = {matplotlib.colors.to_rgba(c) for c in own.values()}
+    palette = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
+    free = iter([c for c in palette if matplotlib.colors.to_rgba(c) not in taken])
+    return {n: own[n] if n in own else next(free, (0.5, 0.5, 0.5)) for n in names}
