@@ -103,9 +103,8 @@ def _typed(text: str, registry: arms.Registry) -> bool:
     aliases = {n for a in registry.arms.values() for n in a.aliases}  # alone, they are words ('causal', a column)
     labels = [x.label for x in (*registry.objectives.values(), *registry.arms.values())]
     experiment = "/" in text and " " not in text and arms.name_of(text) in keys | aliases
-    return (
-        text in keys or experiment or any(text == x or text.startswith((f"{x}, ", f"{x} (", f"{x}'s")) for x in labels)
-    )
+    extended = any(text == x or text.startswith((f"{x}, ", f"{x} (", f"{x}'s")) for x in labels)
+    return text in keys or experiment or extended
 
 
 @pytest.mark.parametrize("module", sorted(p.name for p in (ROOT / "minibert/report").glob("*.py")))
@@ -119,8 +118,8 @@ def test_no_page_model_types_an_arm(module):
 
 def test_the_typed_arm_check_finds_what_it_looks_for():
     registry = arms.registry(ROOT)
-    for text in ("mlm", "MaskedLM", "dyck/finetune/mlm_causal-full", "pretrain/causal", "MLM", "MLM, full", "span masking (x)",
-                 "ELECTRA's generator", "no_pretrain"):  # fmt: skip
+    for text in ("mlm", "MaskedLM", "dyck/finetune/mlm_causal-full", "pretrain/causal", "MLM", "MLM, full",
+                 "span masking (x)", "ELECTRA's generator", "no_pretrain"):  # fmt: skip
         assert _typed(text, registry), text
     for text in ("recipe/mlm-before", "val/acc", "causal", "bidirectional MLM, all masked tokens", "MLMs", "learned"):
         assert not _typed(text, registry), text
