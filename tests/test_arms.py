@@ -1,5 +1,6 @@
-"""The arm registry (configs/arms.yaml): an objective added to a grid's config alone reaches the grid's pages and
-dashboard under its registered label, and the page models that read the registry type no arm of their own."""
+"""The arm registry (configs/arms.yaml): an objective or an arm added to a grid alone reaches the grid's pages and
+dashboard under its registered label (or its own name), in its registered colour, and no page model types an arm
+of its own."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import re
 import shutil
 from pathlib import Path
 
+import matplotlib.colors
 import pandas as pd
 import pytest
 import yaml
 
-from minibert.report import grid_report, verdicts
+from minibert.report import asked, grid_report, verdicts
+from minibert.report.dyck_gap import DyckGap
+from minibert.report.dyck_page import DyckPage
 from minibert.report.objectives import Objectives
 from minibert.tables import arms, table
 from minibert.tables.query import Data
@@ -72,6 +76,87 @@ def test_an_objective_added_to_the_grid_alone_reaches_its_page_and_dashboard_und
     html = re.findall(r"<tr>.*?</tr>", (out / "dashboard.html").read_text(), flags=re.S)
     row = next(r for r in html if "objectives/pretrain/rate30<" in r)
     assert f">{label}<" in row
+
+
+@pytest.mark.parametrize("registered", [True, False])
+def test_an_arm_added_to_the_dyck_grid_alone_reaches_its_pages_under_its_label(monkeypatch, registered):
+    """The Dyck grid's table gains an arm (MLM's rows under its name, pre-trained and fully fine-tuned): the Dyck
+    page's heads and encoders and the gap page list it, named by the registry or by its own name, after the
+    registered arms; a figure draws it in its registered colour, or in one no registered arm of the figure takes."""
+    if registered:
+        found = arms.registry(ROOT)
+        extra = arms.Arm("rate30", "MLM at 30%", colour="black")
+        monkeypatch.setattr(
+            arms, "registry", lambda root=ROOT: arms.Registry(found.objectives, {**found.arms, "rate30": extra})
+        )
+    label = "MLM at 30%" if registered else "rate30"
+    data = Data.load(ROOT / "results/dyck")
+    frame = data.frame
+    mlm = frame[frame["experiment"].isin(["dyck/pretrain/mlm", "dyck/finetune/mlm-full"])].copy()
+    mlm["experiment"] = mlm["experiment"].str.replace("mlm", "rate30")
+    grown = Data(pd.concat([frame, mlm], ignore_index=True), data.out)
+    page = DyckPage(grown, Data.load(ROOT / "results/dyck_variance"), Data.load(ROOT / "results/recipe"))
+    heads = {row[0]: list(map(str, row)) for row in page.head_rows()}
+    assert list(heads)[-1] == label and heads[label][2:] == heads["MLM"][2:]  # MLM's figures, after the registry's
+    encoders = {row[0]: list(map(str, row)) for row in page.encoder_rows()}
+    assert encoders[f"{label}, full"][1:] == encoders["MLM, full"][1:]
+    assert DyckGap(grown).header()[-1] == label
+    colours = arms.colours(["dyck/pretrain/mlm", "dyck/pretrain/rate30"])
+    assert colours["dyck/pretrain/mlm"] == "tab:blue"
+    assert (colours["dyck/pretrain/rate30"] == "black") == registered and colours["dyck/pretrain/rate30"] != "tab:blue"
+
+
+def test_names_and_order_come_from_the_registry():
+    assert arms.name_of("scaling/pretrain/mlm-w64/x1") == "mlm-w64"
+    assert arms.name_of("objectives/finetune/rtd-frozen") == "rtd"
+    assert arms.name_of("recipe/objectives/span") == "span"
+    assert arms.arm("pretrain/causal").key == "mlm_causal"  # the default grid's name for it
+    assert arms.names("d/finetune/span-full", "d/finetune/mlm-full") == ("span masking", "MLM")
+    assert arms.names("d/finetune/mlm-full", "d/finetune/mlm-probe")[1] == "MLM, " + arms.REGIMES["probe"]
+    found = arms.ordered(["d/pretrain/mine", "d/pretrain/span", "d/finetune/no_pretrain", "d/pretrain/mlm"])
+    assert found == ["d/pretrain/mlm", "d/pretrain/span", "d/finetune/no_pretrain", "d/pretrain/mine"]
+    assert arms.control() == "mlm"
+
+
+def test_a_figure_gives_each_series_its_own_colour_and_each_arm_its_registered_one():
+    names = ["MLM", "MLM, control task", "causal MLM (its left-only ceiling)", "learned", "ELECTRA's generator"]
+    found = arms.colours(names)
+    assert found["MLM"] == "tab:blue" and found["causal MLM (its left-only ceiling)"] == "tab:orange"
+    assert found["ELECTRA's generator"] == "tab:red"
+    rgba = [matplotlib.colors.to_rgba(c) for c in found.values()]
+    assert len(set(rgba)) == len(names)  # a second series of MLM and an unregistered one: colours none other takes
+    assert arms.colours(["learned"])["learned"] == arms.colours(["x"])["x"]  # by place, whatever the name
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [("arms:\n  mlm: {label: MLM, colour: nocolour}\n", "not a Matplotlib colour"),
+     ("arms:\n  a: {label: A, control: true}\n  b: {label: B, control: true}\n", "one arm at most is the control"),
+     ("arms:\n  a: {label: A, aliases: [b]}\n  b: {label: B}\n", "another arm's too"),
+     ("arms:\n  a: {label: A, cloze: maybe}\n", "true or false"),
+     ("arm:\n  a: {label: A}\n", "give the sections")],
+)  # fmt: skip
+def test_a_damaged_arm_section_is_one_line(tmp_path, text, says):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / arms.FILE).write_text(text)
+    with pytest.raises(table.TableError, match=says) as err:
+        arms.registry(tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_the_pages_questions_are_read_once_and_a_damaged_file_is_one_line(tmp_path):
+    found = asked.asked(ROOT)
+    assert all(arms.name_of(q.a) in arms.registry(ROOT).arms for q in found.dyck)
+    assert [c.budgets for c in found.claims] == [slice(None), slice(None, 2), slice(-2, None), slice(None)]
+    (tmp_path / "configs/pages").mkdir(parents=True)
+    for text, says in (("dyck: []\n", "give the sections"), ("dyck: [[a]]\ntransfer: []\nscaling: {}\nstructure: {}\n",
+                                                                "is not \\[A, B\\]")):  # fmt: skip
+        (tmp_path / asked.FILE).write_text(text)
+        asked.asked.cache_clear()
+        with pytest.raises(table.TableError, match=says) as err:
+            asked.asked(tmp_path)
+        assert "\n" not in str(err.value)
+    asked.asked.cache_clear()
 
 
 def test_a_damaged_registry_is_one_line(tmp_path):
