@@ -28,7 +28,7 @@ def page(g=None) -> WriteUp:
 def test_every_published_figure_is_the_grids_quote():
     w = page()
     quoted = {(e.name, key): v for e in grid().experiments for key, v in e.reference.items()}
-    shown = [(e, key) for _, parts in ROWS for e, key, _ in parts if (e, key) in quoted]
+    shown = [(w.roles.get(e, e), key) for _, parts in ROWS for e, key, _ in parts if (w.roles.get(e, e), key) in quoted]
     assert len(w.compared) == len(shown) > 10
     for c, (e, key) in zip(w.compared, shown, strict=True):
         assert c.published == quoted[(e, key)] and c.category == table.split(key)[1]
