@@ -1,5 +1,5 @@
 """How long every entry point takes to answer a usage error, against a bare interpreter (`python -c pass`): each
-case of tests/test_usage_errors.py run as a user types it, three times, the median kept.
+case of tests/harness/test_usage_errors.py run as a user types it, three times, the median kept.
 
     python benchmarks/usage_errors.py      # prints a Markdown table: command, exit status, lines, seconds
 
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]  # the cases are the fast tier's: tests/test_usage_errors.py
+sys.path[:0] = [str(ROOT)]  # the cases are the fast tier's: tests/harness/test_usage_errors.py
 
 from tests.test_usage_errors import CASES  # noqa: E402
 

@@ -1,7 +1,7 @@
 """How often minibert.stats.intervals.accuracy_interval covers a true accuracy at 3 seeds, against the same
 interval with Welch-Satterthwaite's degrees of freedom in place of each variance part at its own quantile
 (`intervals._quantile`). Each simulated grid draws one validation set of n questions, shared by its seeds, and
-one normal effect per seed, as tests/test_intervals.py does; the seed SD runs from negligible to dominant
+one normal effect per seed, as tests/harness/test_intervals.py does; the seed SD runs from negligible to dominant
 against the sampling error, sqrt(p (1 - p) / n) = 1.8 points at p = 0.8 and n = 500.
 
     python benchmarks/welch_coverage.py

@@ -18,7 +18,7 @@ What is counted: every `nn.Linear` (projections, MLP, every head, ELECTRA's gene
 `minibert.model.SelfAttention`. An objective that multiplies matrices some other way adds its own
 count (`count_matmul`) from its forward.
 
-`torch.utils.flop_counter.FlopCounterMode` is the independent check (tests/test_flops.py). On CPU it
+`torch.utils.flop_counter.FlopCounterMode` is the independent check (tests/core/test_flops.py). On CPU it
 misses attention: PyTorch runs `F.scaled_dot_product_attention` as
 `aten._scaled_dot_product_flash_attention_for_cpu` (and its backward), which the counter has no formula
 for, so it reports 4 B T^2 C fewer FLOPs per layer forward and 8 B T^2 C fewer backward.

@@ -11,7 +11,7 @@ at every position that gives the true token weight), the grammaticality task and
 `check_objective` reads a batch's shapes, its determinism under a seed, the masking invariants where the
 objective masks, the loss and its gradient, the scoring interface, and the oracle's credit as the bound it is.
 Both run in seconds on a CPU; docs/first_day.md runs them, and every shipped plug-in passes them
-(tests/test_plugin_checks.py).
+(tests/core/test_plugin_checks.py).
 """
 
 from __future__ import annotations

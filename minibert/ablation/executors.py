@@ -124,7 +124,7 @@ class _OneRunPerWorker(ProcessPoolExecutor):
 class LocalPool:
     """Runs on this machine, `workers` at a time, each run in a fresh worker process (one torch thread) forked
     from the server: a plug-in's module-level state starts anew with every run, so each run's result is what it
-    would be alone (tests/test_determinism.py)."""
+    would be alone (tests/core/test_determinism.py)."""
 
     max_running = float("inf")  # the pool queues what it cannot start yet
 

@@ -12,7 +12,7 @@ The probes, one of each per layer (0 = the embeddings, i = block i), each a line
 - depth: ||B h_i||^2 is trained to match the tree depth, L1 over positions divided by the length.
 The probes of different layers share nothing but the frozen encoder's forward pass, and AdamW updates
 each parameter from its own gradient alone, so training them side by side in one run is training each
-alone (tests/test_structure.py checks it).
+alone (tests/core/test_structure.py checks it).
 
 Control task (Hewitt & Liang 2019). The same probes are trained on a control tree that depends on the
 token identities alone: each token type is given one behaviour once, from `control_seed` (half attach to

@@ -17,7 +17,7 @@ grids' tables, so none is typed. A template sees:
   `sd(stat)`, and its `lo(stat)` and `hi(stat)` seed; a difference's verdict is its own (`Diff.verdict`);
 - formatters (minibert.tables.stats): `minutes(s)`, `hours(s, workers=)`, `percent(share)`, `span(seeds)`,
   `multiple(budget)`, `flops(x)`, `rate(lr)`, `verb(stem, subjects)`; a template computes nothing itself
-  (tests/test_template_logic.py): what it compares, adds or picks, its model does;
+  (tests/pages/test_template_logic.py): what it compares, adds or picks, its model does;
 - `pace(name, record, first)`: how fast a recorded comparison ran against the first one (minibert.report.pace);
 - `comparison(name, record)`: a comparison scripts/compare.py recorded in that grid's folder, judged on its table
   (minibert.compare.comparison.Recorded);

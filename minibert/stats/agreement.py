@@ -298,7 +298,7 @@ def ceiling(y: Measured, arms: Sequence[str] | None = None, replicates: int = 20
     to their estimated true spread) and ranks them against it. A validation set every arm shared is left out:
     the arms answer the same questions, so most of its draw moves every arm alike and no rank. Drawn as an
     independent error per arm it would lower the ceiling by noise the experiment does not have (on text at
-    this scale, from +0.84 to +0.50). Calibrated in tests/test_agreement.py: over simulated experiments it
+    this scale, from +0.84 to +0.50). Calibrated in tests/harness/test_agreement.py: over simulated experiments it
     averages what the true figures score."""
     arms = list(arms) if arms is not None else y.arms
     rng = np.random.default_rng(seed)

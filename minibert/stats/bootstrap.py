@@ -10,7 +10,7 @@ two recipes" covers both:
 - `clustered`: the same from per-seed, per-document sums (what runs on real text keep), for arms that answer
   different questions of the same documents.
 
-The simulations that hold these claims are in tests/test_bootstrap.py; the policy is docs/statistics.md.
+The simulations that hold these claims are in tests/harness/test_bootstrap.py; the policy is docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class SharedInterval(Interval):
         is that part plus the seeds' own share of the per-document noise, so bounding it errs wide. The point
         estimate, max(MS_documents - MS_residual, 0) / (S C), is 0 in a third of comparisons with 3 seeds and 40
         documents and then misses the documents' draw far more often than its nominal rate
-        (tests/test_compare.py)."""
+        (tests/harness/test_compare.py)."""
         from scipy.stats import chi2
 
         if not self.clusters >= 2 or math.isnan(self.ms_question):
@@ -75,7 +75,7 @@ def paired_differences_with_questions(
     mean squares estimate the true variance without bias as v_seed + v_question = MS_seed/(SC) +
     (MS_question - MS_residual)/(SC) (v_seed is the variance of the per-seed means over S). So the plain
     percentile interval counts the residual three times (Owen, "The pigeonhole bootstrap", Ann. Appl. Stat.
-    2007) and over-covers when they weigh (97-98% at 10 seeds in the simulation of tests/test_bootstrap.py),
+    2007) and over-covers when they weigh (97-98% at 10 seeds in the simulation of tests/harness/test_bootstrap.py),
     while a handful of resampled seeds gives normal tails where Student's t on S - 1 df is due (it
     under-covers when seeds dominate). Here a replicate is
 
@@ -86,7 +86,7 @@ def paired_differences_with_questions(
     instead is unstable at a few seeds: at 3, one draw in nine repeats a single seed), and the interval is
     its 2.5 and 97.5 percentiles. `df` is Welch-Satterthwaite's for v_seed + v_question.
 
-    Coverage (tests/test_bootstrap.py): 94-96% at 10 seeds and 200 questions, where the seed-only
+    Coverage (tests/harness/test_bootstrap.py): 94-96% at 10 seeds and 200 questions, where the seed-only
     t-interval on per-seed means (which takes the validation set as fixed) covers 80%. Measured once at
     other seed counts in the same model (docs/statistics.md): 96.9% at 3 seeds, 95.8% at 5, 94.9% at 20.
 

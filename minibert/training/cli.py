@@ -319,7 +319,7 @@ def check_ranges(config: Namespace) -> None:
 # Parsers built in this process, by what builds them: building one reads every class signature (about
 # 0.8 s here), and a worker that trains run after run (scripts/ablate.py) would pay it on every run.
 # Parsing does not change a parser, so a run is the same whether its parser is new or reused
-# (tests/test_determinism.py).
+# (tests/core/test_determinism.py).
 _PARSERS: dict[str, tuple] = {}
 
 

@@ -5,7 +5,7 @@ The hashes decide whether a finished ablation run can be reused: they work in a 
 without git, and change with any uncommitted edit. The git fields are recorded for people. What only reads
 results or orders runs is left out of the package hash (`NOT_HASHED`: the report engine, the statistics, the
 sequential comparisons, the sweep that drives a grid's runner, the export to `transformers`, the checks a plug-in
-author runs), so editing it reruns nothing; no training code imports them (tests/test_ablate_faults.py).
+author runs), so editing it reruns nothing; no training code imports them (tests/harness/test_ablate_faults.py).
 
 A plug-in is a module outside the package named by class path in the run's config (an objective, a
 language, a masking recipe, a callback, ...). Its hash covers the sources of the folder it is imported from

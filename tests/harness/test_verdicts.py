@@ -1,0 +1,150 @@
+"""A grid's verdicts are data: every declared question judged once from the table into verdicts.csv, a recorded
+comparison's pair stated by its own row, and every verdict a page, dashboard or the README states is its
+question's row."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from minibert.report import render, verdicts
+from minibert.stats import holm
+from minibert.stats.intervals import p_value
+from minibert.tables import stats, table
+from minibert.tables.query import Data, Diff
+from minibert.tables.stats import Family
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def frame(arms: dict[str, list[float]], metric: str = "val/acc", n: float | None = 2000) -> pd.DataFrame:
+    rows = [{"grid": "g", "experiment": e, "stage": "pretrain", "arm": e.rsplit("/", 1)[-1], "seed": seed,
+             "val_seed": 2018, "metric": metric, "category": "", "value": v, "n": n, "run": f"{e}-{seed}", "code": ""}
+            for e, values in arms.items() for seed, v in enumerate(values)]  # fmt: skip
+    return pd.DataFrame(rows, columns=[*table.FIRST, "arm", *table.LAST])
+
+
+ARMS = {"p/a": [0.70, 0.72, 0.71, 0.73], "p/b": [0.60, 0.61, 0.59, 0.62], "p/c": [0.70, 0.69, 0.72, 0.71]}
+
+
+def judged(arms: dict[str, list[float]], questions: list[str], metric: str = "val/acc") -> tuple[Data, list]:
+    d = Data(frame(arms, metric), family=Family("g"))
+    d.family.declare(questions, "here")
+    return d, verdicts.judge(d)
+
+
+def test_each_declared_question_is_one_row_of_the_interval_a_page_computes_and_holm_adjusts_them_once():
+    qs = ["p/a val/acc vs p/b val/acc", "p/c val/acc vs p/a val/acc", "p/b val/acc vs p/c val/acc",
+          "p/a val/acc vs p/z val/acc"]  # fmt: skip
+    d, rows = judged(ARMS, qs)
+    by = {r.question: r for r in rows}
+    assert set(by) == {stats.canonical(q) for q in qs} and all(r.judged_by == verdicts.HOLM for r in rows)
+    diff = d.diff("val/acc", {"experiment": "p/b"}, {"experiment": "p/a"})  # asked the other way round
+    row = by["p/a val/acc vs p/b val/acc"]
+    assert (row.estimate, row.lo, row.hi) == pytest.approx((-diff.mean, -diff.interval.hi, -diff.interval.lo))
+    assert row.p == pytest.approx(p_value(diff.interval)) and row.verdict == "first better"
+    assert diff.verdict("b", "a") == "a better"  # the page's verdict is the row's
+    assert by["p/a val/acc vs p/z val/acc"].verdict == "not in the table"  # p/z logs nothing: p = 1
+    ps = [by[stats.canonical(q)].p for q in qs]
+    assert [by[stats.canonical(q)].adjusted for q in qs] == pytest.approx(holm.adjusted(ps))
+
+
+def test_a_gap_row_names_the_side_with_the_lower_gap_and_a_bound_reads_the_claimed_side():
+    gaps = {"p/a": [0.05, 0.06, 0.05, 0.04], "p/b": [0.30, 0.31, 0.29, 0.30]}
+    _, rows = judged(gaps, ["p/a val/gap/acc vs p/b val/gap/acc"], "val/gap/acc")
+    assert rows[0].estimate < 0 and rows[0].verdict == "first better"
+    _, rows = judged(ARMS, ["p/a val/acc >= 0.5", "p/b val/acc <= 0.5"])
+    by = {r.question: r for r in rows}
+    assert by["p/a val/acc >= 0.5"].verdict == "holds" and by["p/a val/acc >= 0.5"].estimate > 0
+    assert by["p/b val/acc <= 0.5"].verdict == "fails" and by["p/b val/acc <= 0.5"].estimate < 0
+
+
+def test_the_table_round_trips_and_is_byte_stable(tmp_path):
+    _, rows = judged(ARMS, ["p/a val/acc vs p/b val/acc", "p/a val/acc vs p/c val/acc"])
+    assert verdicts.write(tmp_path, rows) == [tmp_path / verdicts.FILE]
+    assert verdicts.write(tmp_path, rows) == []  # unchanged: not written again
+    back = verdicts.read(tmp_path)
+    assert [(r.question, r.verdict, r.seeds) for r in back] == [(r.question, r.verdict, r.seeds) for r in rows]
+    (tmp_path / verdicts.FILE).write_text("question\nx\n")
+    with pytest.raises(table.TableError, match="not a verdicts table"):
+        verdicts.read(tmp_path)
+
+
+def test_a_recorded_comparison_states_its_pair_and_every_reading_of_it_quotes_that_row():
+    """Dyck's committed comparison of MLM and span on the gap: its row is the sign rule's, and the grid's page
+    reading of the same question (Data.diff) gives that row, not a second, fixed-sample verdict."""
+    r = render.Renderer(ROOT)
+    d = r.grid("dyck")
+    q = "dyck/pretrain/mlm val/gap/acc vs dyck/pretrain/span val/gap/acc"
+    (stated,) = [row for row in d.family.rows if row.question == q and row.stated]
+    assert stated.judged_by == "comparisons/pretrain-gap" and stated.evidence > 0
+    diff = d.diff("val/gap/acc", {"experiment": "dyck/pretrain/span"}, {"experiment": "dyck/pretrain/mlm"})
+    assert diff.record == "comparisons/pretrain-gap" and diff.seeds == stated.seeds
+    assert diff.verdict("span", "MLM") == {"first better": "MLM better", "second better": "span better"}.get(
+        stated.verdict, stated.verdict
+    )
+    assert r.answer("dyck", "val/gap/acc", "dyck/pretrain/mlm", "dyck/pretrain/span").diff.record == stated.judged_by
+
+
+def _side(row: verdicts.Row, diff: Diff) -> int:
+    """+1 when the row names the Diff's A side better, -1 its B side, 0 when it names neither."""
+    named = {"first better": 1, "second better": -1}.get(row.verdict, 0)
+    first = row.first == f"{diff.a.experiment} {diff.a.metric}" + (f"[{diff.a.category}]" if diff.a.category else "")
+    return named if first else -named
+
+
+def test_every_verdict_a_page_or_dashboard_states_is_its_questions_row(monkeypatch):
+    """Build every page and dashboard from the committed tables, noting each verdict a Diff states (by `verdict`
+    or `say`), and find each one's row in its table's verdicts.csv: the row pages quote (a recorded comparison's
+    where one judged the question) names the same side. One question, one verdict."""
+    stated: list[tuple[Diff, int]] = []
+    verdict, sign = Diff.verdict, Diff.sign
+
+    def noted_verdict(self, a="A", b="B", margin=None):
+        v = verdict(self, a, b, margin)
+        stated.append((self, {f"{a} better": 1, f"{b} better": -1}.get(v, 0)))
+        return v
+
+    def noted_sign(self):
+        s = sign(self)
+        stated.append((self, s))
+        return s
+
+    monkeypatch.setattr(Diff, "verdict", noted_verdict)
+    monkeypatch.setattr(Diff, "sign", noted_sign)
+    render.build(ROOT, check=True)
+    tables = {}
+    checked = 0
+    for diff, side in stated:
+        if diff.family is None or diff.family.declared is None:
+            continue
+        folder = diff.family.name
+        if folder not in tables:
+            tables[folder] = {(r.question, r.stated): r for r in verdicts.read(ROOT / folder)}
+        row = tables[folder].get((stats.canonical(diff.question), 1))
+        assert row is not None, f"{folder}: {diff.question!r} states a verdict with no row in verdicts.csv"
+        assert side == _side(row, diff), f"{folder}: {diff.question!r}: the page says {side}, its row {row.verdict}"
+        checked += 1
+    assert checked > 200 and {"results/dyck", "results/text"} <= set(tables)
+
+
+def test_every_committed_table_has_its_verdicts_beside_it():
+    """(That each is today's, tests/pages/test_pages_current.py checks: `--check` lists a stale verdicts.csv.)"""
+    assert sorted(p.parent for p in ROOT.glob(f"results/**/{verdicts.FILE}")) == sorted(
+        p.parent for p in ROOT.glob(f"results/**/{table.FILE}")
+    )
+
+
+def test_a_grid_report_written_alone_writes_its_verdicts_beside_it(tmp_path):
+    out = tmp_path / "dyck"
+    shutil.copytree(ROOT / "results/dyck", out)
+    (out / verdicts.FILE).unlink()
+    from minibert.report import grid_report
+    from minibert.tables.record import grid_of
+
+    written = grid_report.write(out, grid_of(out, ROOT), root=ROOT)
+    assert out / verdicts.FILE in written
+    assert (out / verdicts.FILE).read_text() == (ROOT / "results/dyck" / verdicts.FILE).read_text()
