@@ -13,14 +13,28 @@ Example:
 
 from __future__ import annotations
 
+from minibert.stats import accuracies
 from minibert.tables import arms, stats
 from minibert.tables.query import Data, Diff
 
-CATEGORIES = {"": "all", "opener": "opener", "closer": "closer", "partner_visible": "partner visible",
-              "partner_hidden": "partner hidden", "kind_mask": "[MASK]", "kind_random": "random token",
-              "kind_kept": "kept token", "dist_1": "distance 1", "dist_2_3": "distance 2–3", "dist_4_7": "distance 4–7",
-              "dist_8_plus": "distance 8+", "depth_1": "depth 1", "depth_2": "depth 2", "depth_3": "depth 3",
-              "depth_4_plus": "depth 4+"}  # fmt: skip
+CATEGORIES = (
+    "",
+    "opener",
+    "closer",
+    "partner_visible",
+    "partner_hidden",
+    "kind_mask",
+    "kind_random",
+    "kind_kept",
+    "dist_1",
+    "dist_2_3",
+    "dist_4_7",
+    "dist_8_plus",
+    "depth_1",
+    "depth_2",
+    "depth_3",
+    "depth_4_plus",
+)
 BINS = [(1, "dist_1"), (2, "dist_2_3"), (4, "dist_4_7"), (8, "dist_8_plus")]  # (lower edge, category)
 
 
@@ -54,7 +68,10 @@ class DyckGap:
         rows = [["seeds", *(self.data.stat(f"val/{p}gap/acc", experiment=e).seeds for _, e, p in self.heads)],
                 ["its ceiling", *(stats.number(self.data.stat(f"val/{p}ceiling/acc", experiment=e).mean)
                                   for _, e, p in self.heads)]]  # fmt: skip
-        rows += [[label, *(self.behind(e, p, c) for _, e, p in self.heads)] for c, label in CATEGORIES.items()]
+        rows += [
+            [label, *(self.behind(e, p, c) for _, e, p in self.heads)]
+            for c, label in ((c, accuracies.label(c) if c else "all") for c in CATEGORIES)
+        ]
         return rows
 
     def by_distance(self) -> dict[str, list[tuple[int, Diff]]]:

@@ -224,11 +224,10 @@ def against_reference(grid: Grid, data: Data) -> Section | None:
 def details(data: Data, experiment: str) -> Section:
     """Every accuracy and category of one experiment, with its question count."""
     rows = []
-    measure = accuracies.measure("accuracy")
     for metric, category in data.figures(experiment):
         s = data.stat(metric, category, experiment=experiment)
         accuracy = accuracies.parse(metric) is not None
-        label = measure.label(category) if category else "all" if accuracy else ""
+        label = accuracies.label(category) if category else "all" if accuracy else ""
         rows.append([metric, label, "–" if s.n is None else f"{s.n:,.0f}", str(s)])
     rows.sort(key=lambda r: (accuracies.parse(r[0]) is None, r[0]))
     note = "Accuracies in points with their 95% interval; other figures as logged (mean, 95% t-interval)."
@@ -359,7 +358,6 @@ def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
     logs (the questions by distance, depth, kind, ...), the categories grouped by the part of their name before
     the first '_' (dist_1, dist_2_3: distance), with the exact ceiling where the arms log one for a category (the
     mean of theirs), at most CATEGORY_ARMS arms a panel; None where no arm logs categories."""
-    measure = accuracies.measure("accuracy")
     ceiling = accuracies.parse(metric).key("ceiling") if accuracies.parse(metric) else None
     stages = data.frame.drop_duplicates("experiment").set_index("experiment")["stage"]
     panels = []
@@ -375,7 +373,7 @@ def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
             part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
             arms = {e: [data.find(metric, c, experiment=e) if c in found[e] else None for c in categories]
                     for e in chunk}  # fmt: skip
-            panels.append((f"{stage}: {metric} by category{part}", [measure.label(c) for c in categories], arms,
+            panels.append((f"{stage}: {metric} by category{part}", [accuracies.label(c) for c in categories], arms,
                            groups, bounds))  # fmt: skip
     return (metric, panels) if panels else None
 

@@ -25,7 +25,7 @@ from minibert.tables import table
 from minibert.tables.record import RecordError
 
 ROOT = Path(__file__).resolve().parents[2]
-LABEL = accuracies.measure("accuracy").label
+LABEL = accuracies.label
 INTERVAL = re.compile(r"([+-]?[\d,]+\.\d) \(([+-]?[\d,]+\.\d) to ([+-]?[\d,]+\.\d)\)")
 
 
