@@ -15,14 +15,14 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from minibert.export import ExportError, Vocabulary, export, load_hf  # noqa: E402
+from minibert.export import ExportError, Vocabulary, export, load_hf, write  # noqa: E402
 from minibert.export.__main__ import main as export_main  # noqa: E402
 from minibert.languages import CLS_ID, MASK_ID, BracketPairs, Dyck, Text  # noqa: E402
 from minibert.model import EncoderConfig  # noqa: E402
 from minibert.objectives import Grammaticality, MaskedLM  # noqa: E402
 from minibert.training.module import EncoderModule  # noqa: E402
 
-TOLERANCE = 1e-5
+TOLERANCE = write.TOLERANCE  # the export's own check
 BERT = EncoderConfig(layout="bert")
 LAYOUTS = {"learned": "BertForMaskedLM", "rotary": "RoFormerForMaskedLM"}
 
@@ -214,7 +214,7 @@ def test_a_fine_tuned_classifier_exports_as_bert_s_with_its_labels(tmp_path, hf_
         ours = head(encoder(batch["inputs"])[:, 0])
         theirs = model(input_ids=batch["inputs"]).logits
     assert (theirs - ours).abs().max() <= TOLERANCE
-    assert model.config.id2label == {0: "ungrammatical", 1: "grammatical"}
+    assert model.config.id2label == dict(enumerate(Grammaticality(language=BracketPairs()).categories[:2]))
 
 
 def test_the_warning_check_sees_newly_initialised_weights(tmp_path, hf_warnings):
@@ -330,10 +330,8 @@ def test_the_core_never_imports_transformers():
 
 
 def test_an_export_that_fails_its_check_leaves_nothing_behind(tmp_path, monkeypatch):
-    import minibert.export.write as write
-
     monkeypatch.setattr(write, "compare", lambda *args: 1.0)  # as if transformers computed something else
     encoder, head = build(MaskedLM())
-    with pytest.raises(ExportError, match="differ from minibert's by 1 > 1e-05"):
+    with pytest.raises(ExportError, match=f"differ from minibert's by 1 > {write.TOLERANCE:g}"):
         export(encoder, head, Vocabulary.of(BracketPairs()), tmp_path / "new" / "hf")
     assert not any(tmp_path.iterdir())

@@ -48,7 +48,7 @@ def test_it_pretrains_and_finetunes_by_class_path(tmp_path):
 
 
 def test_a_language_without_partners_gets_no_partner_categories_and_keeps_its_own():
-    from minibert.masking import MaskingRecipe, categories
+    from minibert.masking import IGNORE, KEPT, KIND_CATEGORIES, MaskingRecipe, categories
     from minibert.objectives import MaskedLM
 
     class Unpaired(Copy):
@@ -56,14 +56,14 @@ def test_a_language_without_partners_gets_no_partner_categories_and_keeps_its_ow
 
     lang = Unpaired()
     mlm = MaskedLM(language=lang)
-    assert mlm.categories == ("opener", "closer", "kind_mask", "kind_random", "kind_kept")
+    assert mlm.categories == ("opener", "closer", *KIND_CATEGORIES)
     rng = np.random.default_rng(0)
     ids = lang.sample(rng, 50)
     masked = MaskingRecipe().apply(ids, rng, lang)
     cats = categories(lang, ids, masked.labels, masked.kind)
     assert cats.shape == (50, lang.seq_len, 5)
-    picked = masked.labels != -100
-    assert (cats[..., 0] == (lang.is_opener(ids) & picked)).all() and (cats[..., 4] == (masked.kind == 3)).all()
+    picked = masked.labels != IGNORE
+    assert (cats[..., 0] == (lang.is_opener(ids) & picked)).all() and (cats[..., 4] == (masked.kind == KEPT)).all()
 
     class Odd(Copy):
         shared_categories = ("opener", "sideways")

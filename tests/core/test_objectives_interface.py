@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from minibert.languages import BracketPairs, Dyck
-from minibert.masking import MLM_CATEGORIES, MaskingRecipe, categories
+from minibert.masking import IGNORE, INPUT_CATEGORIES, KEPT, MLM_CATEGORIES, UNTOUCHED, MaskingRecipe, categories
 from minibert.objectives import MaskedLM, NextSentence, Scoreboard
 from minibert.objectives.next_token import NextTokenLM
 from minibert.training.module import EncoderModule
@@ -21,15 +21,15 @@ def test_partner_categories_match_the_fixed_partner_index_on_plain_sentences():
     masked = MaskingRecipe(p_pick=0.5).apply(ids, rng, LANG)
     ours = categories(LANG, ids, masked.labels, masked.kind)
     partner_kind = masked.kind[:, fixed]
-    visible = (partner_kind == 0) | (partner_kind == 3)
-    picked = masked.labels != -100
+    visible = (partner_kind == UNTOUCHED) | (partner_kind == KEPT)
+    picked = masked.labels != IGNORE
     assert np.array_equal(ours[..., 2], visible & picked) and np.array_equal(ours[..., 3], ~visible & picked)
 
 
 def test_mlm_keeps_its_single_unprefixed_scoreboard():
     module = EncoderModule(objective=MaskedLM())
     assert module.metric_prefixes == ("",)
-    assert MaskedLM().scoreboards() == {"": Scoreboard(MLM_CATEGORIES, ("kind_mask",), "cloze", 1 / 8)}
+    assert MaskedLM().scoreboards() == {"": Scoreboard(MLM_CATEGORIES, INPUT_CATEGORIES, "cloze", 1 / 8)}
 
 
 @pytest.mark.parametrize(("kinds", "chance"), [(8, 1 / 8), (4, 1 / 4), (2, 1 / 2)])

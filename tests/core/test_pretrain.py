@@ -119,9 +119,9 @@ def test_the_default_grid_reports_the_pretraining_figures_next_to_the_write_up(r
 
 def test_the_summary_says_what_each_accuracy_means(short_run):
     """Reports read a metric's meaning from here (minibert.objectives.Scoreboard), never from class names."""
-    from minibert.masking import MLM_CATEGORIES
+    from minibert.masking import INPUT_CATEGORIES, MLM_CATEGORIES
 
     ((prefix, board),) = short_run["scoreboards"].items()
     assert prefix == "" and board["measure"] == "cloze" and board["chance"] == 1 / 8
-    assert board["categories"] == list(MLM_CATEGORIES) and board["input_categories"] == ["kind_mask"]
+    assert board["categories"] == list(MLM_CATEGORIES) and board["input_categories"] == list(INPUT_CATEGORIES)
     assert all(f"val/acc_{c}" in short_run for c in board["categories"])

@@ -302,7 +302,7 @@ def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):
 
 
 def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
-    from minibert.ablation.lock import Busy, OutLock
+    from minibert.ablation.lock import LOCK_NAME, Busy, OutLock
 
     holder = subprocess.Popen(
         [sys.executable, "-c", f"from minibert.ablation.lock import OutLock\nwith OutLock({str(tmp_path)!r}):\n"
@@ -315,7 +315,7 @@ def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
     holder.send_signal(signal.SIGKILL)
     holder.wait()
     with OutLock(tmp_path):  # the kernel dropped the dead holder's lock; the file left behind is harmless
-        assert (tmp_path / ".ablate.lock").is_file()
+        assert (tmp_path / LOCK_NAME).is_file()
 
 
 PLUGIN = '''"""A plug-in objective outside the package: BERT's MLM under another name."""

@@ -192,7 +192,7 @@ def test_holm_leaves_undecided_a_pair_that_its_own_test_alone_would_decide():
     m = Measured({f"a{i}": {s: float(rng.normal(0, 0.01)) for s in range(6)} for i in range(8)})
     verdicts = agreement.pair_verdicts(m, m.arms)
     smallest = min(verdicts, key=lambda v: v.p)
-    assert len(verdicts) == 28 and 0.05 / 28 < smallest.p < 0.05
+    assert len(verdicts) == 28 and agreement.ALPHA / 28 < smallest.p < agreement.ALPHA
     assert all(v.sign == 0 for v in verdicts)
 
 

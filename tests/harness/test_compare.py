@@ -624,7 +624,7 @@ def test_an_open_pair_says_its_wins_why_it_is_open_the_seeds_the_sign_rule_needs
     (j,) = judge(_table(tmp_path, a, b), design, {"x/a vs x/b: val/acc": 5})
     assert j.verdict.reason == "below the cap"
     lines = compare.next_steps(_table(tmp_path, a, b), design, [j], "python scripts/compare.py p.py --minutes 15", 90)
-    need = seeds_to_decide(j.diffs, 0.05, design.band)
+    need = seeds_to_decide(j.diffs, design.alpha_for(j.pair), design.band)
     v = j.verdict
     assert need > 5 and f"would take about {need} seeds (about {round(need * 1.5)} min at this pace)" in lines[3]
     assert f"a wins {v.wins} of {v.untied} untied seeds" in lines[3] and "open because" in lines[3]
@@ -632,7 +632,7 @@ def test_an_open_pair_says_its_wins_why_it_is_open_the_seeds_the_sign_rule_needs
     # half of the comparisons continued like this one stop by then: a median, read off the seeds so far
     s = signs(j.diffs)
     draws = np.concatenate([np.tile(s, (400, 1)), s[rng.integers(0, 5, (400, need - 5))]], 1)
-    up, down, inside = stops(draws, 0.05, design.band)
+    up, down, inside = stops(draws, design.alpha_for(j.pair), design.band)
     assert 0.4 <= (up | down | inside)[:, -1].mean() <= 0.65
 
 

@@ -90,7 +90,7 @@ def check_masking_rate(r: Renderer) -> None:
 def check_length(r: Renderer) -> None:
     page = r.env.globals["length"]("length")
     widths(["objective", "A", "length", "A − learned", "±", "seeds", "verdict"], page.answer_rows())
-    widths(["objective", "positions", "48", "v", "64", "v"], page.held_rows())
+    widths(["objective", "positions", *(x for n in page.past for x in (str(n), "v"))], page.held_rows())
     pairs = len(page.objectives) * len(page.schemes)
     for n in page.past:
         counts = [int(part.split(" for ")[1].split(" of ")[0]) for part in page.held_sentence(n).split("; ")]
@@ -100,9 +100,11 @@ def check_length(r: Renderer) -> None:
 
 
 def check_dyck_gap(r: Renderer) -> None:
+    from minibert.report.dyck_gap import BINS
+
     g = r.env.globals["dyck_gap"]("dyck")
     widths(g.header(), g.rows())
-    assert all(len(points) == 4 for points in g.by_distance().values())
+    assert all(len(points) == len(BINS) for points in g.by_distance().values())
 
 
 def check_recipe(r: Renderer) -> None:
@@ -146,6 +148,7 @@ def check_text_recipe(r: Renderer) -> None:
 
 
 def check_objectives(r: Renderer) -> None:
+    from minibert.report.objectives import CHANCE
     from minibert.tables.arms import objective as registered
 
     o = r.env.globals["objectives"]("objectives")
@@ -163,7 +166,7 @@ def check_objectives(r: Renderer) -> None:
         assert o.published_gap(a, b) == pytest.approx((min(gaps), max(gaps)))
     for objective in ("MaskedLM", "NextTokenLM"):
         iv = o.ft(objective, "frozen").interval
-        assert ("holds" in o.chance(objective, "frozen")) == (iv.lo <= 0.5 <= iv.hi)
+        assert ("holds" in o.chance(objective, "frozen")) == (iv.lo <= CHANCE <= iv.hi)
 
 
 def check_masking(r: Renderer) -> None:
@@ -185,6 +188,8 @@ def check_probes(r: Renderer) -> None:
 
 
 def check_dyck_page(r: Renderer) -> None:
+    from minibert.report.dyck_page import SOURCES
+
     page = r.dyck_page()
     widths(["h", "sees", "seeds", "ceiling", "gap", "sd", "d1", "d8"], page.head_rows())
     widths(["e", "seeds", "acc", "sd", "lo", "hi", "failed"], page.encoder_rows())
@@ -193,7 +198,7 @@ def check_dyck_page(r: Renderer) -> None:
     for label, arm in (("MLM, full", "mlm-full"), ("span masking, full", "span-full")):
         row = next(r for r in page.encoder_rows() if r[0] == label)
         assert row[-1] == sum(x <= page.fails_at for x in page.tuned(arm).values.values())
-    sources = ("variance/init", "variance/data", "variance/val")
+    sources = [e for *_, e in SOURCES]
     assert page.spread.top.sd == max(page.variance.stat("val/gap/acc", experiment=e).sd for e in sources)
     assert page.meets_sd_target == (page.mlm_tuned.sd <= page.sd_target)
     assert page.clear_of_ceiling == (page.mlm_gap.interval.lo > page.saturated_above)

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from minibert.report import measurements
 from minibert.report.render import build
+from minibert.tables import curves, provenance, questions, table
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the runners write beside a table (minibert.tables.table, curves, provenance; scripts/ablate.py's run.json and
 # family.json; scripts/compare.py's grid.yaml and objective.yaml for a plug-in; a text language's corpus record and
 # tokenizer)
-TABLES = {"results.csv", "categories.csv", "documents.csv", "yardsticks.csv", "curves.csv", "code.csv", "run.json",
-          "family.json", "grid.yaml", "objective.yaml", "corpus.json", "tokenizer.json", "categories.csv.gz",
-          "documents.csv.gz",
-          "measurements.yaml"}  # fmt: skip
+TABLES = {*table.READ, curves.FILE, provenance.FILE, questions.FILE, measurements.FILE.name, "run.json", "grid.yaml",
+          "objective.yaml", "corpus.json", "tokenizer.json"}  # fmt: skip
 RECORD = re.compile(r"/comparisons/[^/]+\.(json|md)$")  # scripts/compare.py's record and its text
 # files a named command writes, each named in its source: benchmarks' reports, the Dyck dashboard's screenshot
 MADE_BY = {"results/bench.md": "benchmarks/bench.py", "results/bench_floor.md": "benchmarks/bench_floor.py",

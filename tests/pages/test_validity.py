@@ -15,7 +15,7 @@ import pytest
 
 from minibert.ablation.grid import GridError, load_grid
 from minibert.report.render import Renderer
-from minibert.report.validity import Study
+from minibert.report.validity import NAMES, TARGET, Study
 from minibert.tables import table
 from minibert.tables.query import Data
 from tests.templates import copy_templates
@@ -71,7 +71,7 @@ def test_a_small_text_run_is_said_to_predict_better_only_than_the_toy_that_rever
 
 def test_every_coefficient_on_the_page_is_the_studys(rendered):
     text, study = rendered
-    names = {"dyck": "Dyck", "brackets": "the bracket pairs", "text1x": "text at 1x"}
+    names = {k: v for k, v in NAMES.items() if k != TARGET}
     table_rows = [line for line in text.splitlines() if line.startswith("| ") and "Spearman" not in line]
     for setting, name in names.items():
         for measure, label in (("cloze", "cloze"), ("finetune", "fine-tuning")):
