@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from minibert.compare.comparison import ComparisonError, Design, Pair, as_diff, judge
+from minibert.compare.comparison import RULE, ComparisonError, Design, Pair, as_diff, judge
 from minibert.compare.comparison import table as table_lines
 from minibert.stats import betting
 from minibert.stats.sign import decide, first_bound, stops
@@ -257,7 +257,7 @@ def test_a_record_judged_by_an_earlier_rule_is_judged_again_by_the_sign_rule(tmp
     data, pair = _table(tmp_path, a, b), Pair("x/a", "x/b", "val/acc")
     new = Design([pair], 6)
     body = new.to_json()
-    assert body["rule"] == "sign" and Design.from_json(body) == new
+    assert body["rule"] == RULE and Design.from_json(body) == new
     kept = {k: v for k, v in body.items() if k not in ("rule", "earlier", "bounds", "band", "margin")}
     bet = Design.from_json(kept | {"sequence": "betting", "margin": 0.01})
     t_test = Design.from_json(kept | {"prior_variance": 20, "margin": 0.01})

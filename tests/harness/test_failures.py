@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
-from minibert.stats.failures import clopper_pearson, compare_failures
+from minibert.stats.failures import ALPHA, clopper_pearson, compare_failures
 from minibert.stats.holm import holm
 
 
@@ -17,7 +17,7 @@ def test_clopper_pearson_is_scipys_exact_interval_and_covers_at_every_rate():
     for p in (0.05, 0.3, 0.5):  # exact coverage over every outcome, weighted by its probability
         intervals = [clopper_pearson(k, 20) for k in range(21)]
         covered = sum(stats.binom.pmf(k, 20, p) for k, (lo, hi) in enumerate(intervals) if lo <= p <= hi)
-        assert covered >= 0.95
+        assert covered >= 1 - ALPHA
 
 
 def test_failures_are_counted_per_arm_and_compared_on_the_seeds_that_tell_them_apart():

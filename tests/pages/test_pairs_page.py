@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from minibert.report.pairs import TARGETS
 from minibert.report.render import Renderer
 from minibert.tables import table
 from tests.templates import copy_templates
@@ -91,7 +92,7 @@ def test_dyck_pairs_are_said_to_order_arms_as_text_exactly_when_they_do(tmp_path
     assert pred.decision.value == (1.0 if order > 0 else 0.0)
     c = pred.decision
     figure = f"{100 * c.value:.1f} ({100 * c.lo:.1f} to {100 * c.hi:.1f})"
-    assert f"| minimal pairs | its recipe (21x) | {len(pred.arms)} | {figure} |" in text
+    assert f"| minimal pairs | {TARGETS['text']} | {len(pred.arms)} | {figure} |" in text
     for a in arms:  # every arm's row is the model's
         assert f"| {a.name} | {a.zero_shot.interval.mean * 100:.1f} (" in text
 
