@@ -22,7 +22,7 @@ from minibert.tables import arms, stats, table
 from minibert.tables.query import Data, Diff, Stat
 
 REFERENCES = {"unigram": "unigram", "left_bigram": "left bigram", "left_right_trigram": "left+right trigram"}
-REGIMES = {"full": "full", "frozen": "frozen ([CLS] + linear head)", "probe": "probe (mean of the last layer, linear)"}
+REGIMES = {**arms.REGIMES, "probe": "probe (mean of the last layer, linear)"}  # the text grid's probe pools by mean
 GENERATOR = "'s generator (16 wide, 1 layer)"  # how the page names a detector's generator, after the arm's label
 NO_PRETRAIN = {"regime": arms.SCRATCH}
 NOT_GRADED = "not graded (reads the right)"
