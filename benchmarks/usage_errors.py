@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]  # the cases are the fast tier's: tests/harness/test_usage_errors.py
 
-from tests.test_usage_errors import CASES  # noqa: E402
+from tests.harness.test_usage_errors import CASES  # noqa: E402
 
 
 def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:

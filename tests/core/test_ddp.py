@@ -52,7 +52,7 @@ def test_ddp_two_ranks_matches_single_process(tmp_path):
         "--trainer.strategy=ddp",
         "--trainer.devices=2",
         "--data.batch_size=32",
-        "--trainer.callbacks+=tests.test_ddp.BatchLog",
+        "--trainer.callbacks+=tests.core.test_ddp.BatchLog",
         f"--trainer.default_root_dir={root}",
         timeout=400,
     )

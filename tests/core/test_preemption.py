@@ -88,7 +88,7 @@ def test_a_signal_in_this_process_saves_that_step_and_stops_with_128_plus_signum
     layer.write_text(
         checkpoints_every(100)
         + f"""\
-    - class_path: tests.test_preemption.SignalAt
+    - class_path: tests.core.test_preemption.SignalAt
       init_args: {{signum: {int(signum)}, step: 3}}
 """
     )

@@ -169,7 +169,7 @@ class Explode(L.Callback):
 
 def test_a_run_that_crashes_in_plugin_code_is_reported_as_a_bug_and_the_rest_continue(tmp_path):
     layer = tmp_path / "explode.yaml"
-    layer.write_text("trainer:\n  callbacks:\n    - class_path: tests.test_ablate.Explode\n")
+    layer.write_text("trainer:\n  callbacks:\n    - class_path: tests.harness.test_ablate.Explode\n")
     broken = {
         "name": "pretrain/broken",
         "job_type": "pretrain",
