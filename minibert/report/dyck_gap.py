@@ -34,7 +34,7 @@ CATEGORIES = (
     "depth_2",
     "depth_3",
     "depth_4_plus",
-)
+)  # fmt: skip  (the rows, in order; each labelled by minibert.stats.accuracies.label)
 BINS = [(1, "dist_1"), (2, "dist_2_3"), (4, "dist_4_7"), (8, "dist_8_plus")]  # (lower edge, category)
 
 

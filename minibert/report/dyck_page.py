@@ -209,8 +209,7 @@ class DyckPage:
     def causal_higher(self) -> tuple[int, int]:
         """(seeds on which full fine-tuning after the control under a causal mask beats the control's, its seeds):
         the first left-to-right arm that answers the cloze."""
-        arm = next(a for _, a, _, _ in self.heads if arms.arm(a).causal and arms.arm(a).cloze)
-        causal = self.tuned(f"{arm}-full").values
+        causal = self.tuned(f"{arms.playing('causal', (a for _, a, _, _ in self.heads))}-full").values
         mlm = self.mlm_tuned.values
         return sum(s in mlm and x > mlm[s] for s, x in causal.items()), len(causal)
 

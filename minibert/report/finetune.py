@@ -73,7 +73,7 @@ class Finetune:
         the write-up's classifier and what it has beyond pre-training's model (`beyond_pretrained`)."""
         classifier = int(self.data.stat("params", regime="full").mean)
         head = int(self.data.stat("trainable_params", regime="frozen").mean)
-        control = next(e for e in self.data.experiments(stage="pretrain") if arms.arm(e).control)
+        control = arms.playing("control", self.data.experiments(stage="pretrain"))
         pretrained = int(self.data.stat("params", experiment=control).mean)
         published = int(self.published("full", "trainable_params"))
         return {"classifier": classifier, "head": head, "encoder": classifier - head, "pretrained": pretrained,

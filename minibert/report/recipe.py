@@ -54,7 +54,7 @@ class Recipe:
             a = arms.arm(e)
             if a.generator:
                 out += [(f"{a.label}, discriminator", e, "val/acc", "accuracy"),
-                        (f"{a.label}, generator", e, "val/generator/gap/acc", "gap to its ceiling")]  # fmt: skip
+                        (f"{a.label}, generator", e, f"val/{a.prefix}gap/acc", "gap to its ceiling")]  # fmt: skip
             else:
                 out.append((a.label, e, "val/gap/acc", f"gap to the {a.causal or 'ceiling'}"))
         return out

@@ -37,6 +37,7 @@ class Claim:
     verdict: str
     holds: str  # "holds", "does not hold", "undecided" or "no data"
     behind: str  # the pre-training compute behind A and B, as a share of the budget
+    named: str  # "A vs B", by the arms' labels
 
 
 @dataclass(frozen=True)
@@ -142,9 +143,10 @@ class Scaling:
 
     def _claim(self, text: str, a: str, b: str, x: str) -> Claim:
         c = self.data.diff("val/acc", self.where("finetune", a, x), self.where("finetune", b, x))
-        v = c.verdict(arms.label(a), arms.label(b))
-        holds = "holds" if v == f"{arms.label(a)} better" else v if v in ("undecided", "no data") else "does not hold"
-        return Claim(text, x, c, v, holds, f"{self.share(a, x)}, {self.share(b, x)}")
+        la, lb = arms.label(a), arms.label(b)
+        v = c.verdict(la, lb)
+        holds = "holds" if v == f"{la} better" else v if v in ("undecided", "no data") else "does not hold"
+        return Claim(text, x, c, v, holds, f"{self.share(a, x)}, {self.share(b, x)}", f"{la} vs {lb}")
 
     def claim_rows(self) -> list[list]:
         return [[c.text, c.budget, c.diff, c.verdict, c.holds, c.behind] for c in self.claims]
@@ -161,10 +163,7 @@ class Scaling:
 
     def drawn(self) -> list[tuple[str, Diff]]:
         """The claims as the forest figure draws them."""
-        by = {p.claim: (p.a, p.b) for p in self.published}
-        return [
-            (f"{arms.label(by[c.text][0])} vs {arms.label(by[c.text][1])}, {c.budget}", c.diff) for c in self.claims
-        ]
+        return [(f"{c.named}, {c.budget}", c.diff) for c in self.claims]
 
     def _leads_and_crossings(self) -> tuple[list[Lead], list[Crossing]]:
         d, leads, crossings = self.data, [], []

@@ -45,17 +45,10 @@ class TextPage:
 
     @functools.cached_property
     def encoders(self) -> list[tuple[str, dict]]:
-        """(label, selection) of every fine-tuned encoder: each arm fully fine-tuned, its other regimes after."""
-        tuned = self.data.rows(stage="finetune")
-        found = dict.fromkeys(zip(tuned["objective"], tuned["regime"], strict=True))
-        return [
-            (f"{arms.label(a)}, {REGIMES.get(r, r)}", {"regime": r, "objective": a})
-            for a in arms.listed(a for a, _ in found if isinstance(a, str))
-            for r in sorted(
-                {r for b, r in found if b == a},
-                key=lambda r: (r != "full", list(REGIMES).index(r) if r in REGIMES else len(REGIMES)),
-            )
-        ]
+        """(label, selection) of every pre-trained encoder fine-tuned: each arm fully, its other regimes after."""
+        found = arms.ordered(self.data.experiments(stage="finetune"))
+        return [(f"{arms.label(e)}, {REGIMES[arms.regime_of(e)]}", {"experiment": e})
+                for e in found if arms.regime_of(e)]  # fmt: skip
 
     @staticmethod
     def segment_length(window: int) -> int:

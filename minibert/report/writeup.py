@@ -87,9 +87,8 @@ class WriteUp:
     def __init__(self, data: Data, probes: Callable[[], Data], grid: Grid):
         self.data, self._probes = data, probes
         self.reference = {e.name: e.reference for e in grid.experiments}
-        found = [(e, arms.arm(e)) for e in data.experiments(stage="pretrain")]
-        self.b = next(e for e, a in found if a.control)
-        self.c = next(e for e, a in found if a.causal and a.cloze)
+        pretrained = data.experiments(stage="pretrain")
+        self.b, self.c = (arms.playing(role, pretrained) for role in ("control", "causal"))
         self.roles = {B: self.b, C: self.c}
 
     @functools.cached_property

@@ -200,10 +200,20 @@ def listed(names: Iterable[str], root: Path = CHECKOUT) -> list[str]:
 
 def control(root: Path = CHECKOUT) -> str:
     """The name of the arm every effect is measured against; TableError where the registry names none."""
-    found = [a.key for a in registry(Path(root)).arms.values() if a.control]
-    if not found:
-        raise TableError(f"{Path(root) / FILE}: no arm is the control (`control: true`)")
-    return found[0]
+    return playing("control", registry(Path(root)).arms, root)
+
+
+ROLES = {"control": lambda a: a.control, "causal": lambda a: bool(a.causal) and a.cloze}
+
+
+def playing(role: str, names: Iterable[str], root: Path = CHECKOUT) -> str:
+    """The first of `names` (arms or experiments) whose arm plays `role`: `control`, the arm every effect is
+    measured against, or `causal`, the control's own objective under a causal mask (left-to-right, answering the
+    cloze); TableError where none does."""
+    found = next((n for n in names if ROLES[role](arm(n, root))), None)
+    if found is None:
+        raise TableError(f"no arm plays the {role} role (configs/arms.yaml)")
+    return found
 
 
 def drawn_as(name: str, root: Path = CHECKOUT) -> Arm | None:
