@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -47,8 +46,6 @@ from minibert.tables.table import TableError, split
 
 FILE = "verdicts.csv"
 HOLM = "holm"
-_SIDE = re.compile(r"(?P<e>\S+) (?P<m>[^\s\[{]+)(?:\[(?P<c>[^\]]+)\])?(?: \{seeds (?P<s>[\d,]+)\})?")
-_BOUND = re.compile(rf"(?P<side>{_SIDE.pattern}) (?P<op>>=|<=) (?P<b>\S+)")
 
 
 @dataclass(frozen=True)
@@ -82,38 +79,15 @@ class Row:
         return "" if self.judged_by == HOLM else self.judged_by
 
 
-@dataclass(frozen=True)
-class Side:
-    """One side of a question as minibert.tables.questions writes it: a figure of an experiment, on some seeds."""
-
-    experiment: str
-    metric: str
-    category: str
-    seeds: list[int] | None
-
-    @property
-    def where(self) -> dict:
-        return {"experiment": self.experiment} | ({"seed": self.seeds} if self.seeds is not None else {})
-
-
-def parse_side(text: str) -> Side:
-    """'<experiment> <metric>[<category>] {seeds 0,1}' as a Side; FamilyError for text that is not one."""
-    m = _SIDE.fullmatch(text)
-    if m is None:
-        raise questions.FamilyError(f"{text!r}: not one side of a question ('<experiment> <metric>[<category>]')")
-    seeds = [int(s) for s in m["s"].split(",")] if m["s"] else None
-    return Side(m["e"], m["m"], m["c"] or "", seeds)
-
-
 def interval_of(data: Data, question: str) -> Interval:
     """The interval a page computes for `question`, first side minus second (a bound's oriented so that > 0 is
     the claimed side): `Data.diff` for one figure of two experiments, `Data.between` for two figures of one, a
     paired difference of the two figures otherwise. QueryError where the table does not hold a side."""
-    if (m := _BOUND.fullmatch(question)) is not None:
-        side = parse_side(m["side"])
+    if (m := questions.BOUND.fullmatch(question)) is not None:
+        side = questions.parse_side(m["side"])
         iv = data.stat(side.metric, side.category, **side.where).interval.minus(float(m["b"]))
         return iv if m["op"] == ">=" else -iv
-    a, b = (parse_side(s) for s in question.split(" vs ", 1))
+    a, b = (questions.parse_side(s) for s in question.split(" vs ", 1))
     if (a.metric, a.category) == (b.metric, b.category):
         return data.diff(a.metric, a.where, b.where, a.category).interval
     if a.where == b.where and a.category == b.category:
@@ -147,7 +121,7 @@ def _holm_rows(data: Data) -> list[Row]:
         side = iv if not _lower_is_better(q) else -iv  # > 0 favours the first side (a bound's: its claim)
         verdict = "undecided"
         if q in data.family.holds and (side.lo > 0 or side.hi < 0):
-            named = ("holds", "fails") if _BOUND.fullmatch(q) else ("first better", "second better")
+            named = ("holds", "fails") if questions.BOUND.fullmatch(q) else ("first better", "second better")
             verdict = named[0] if side.lo > 0 else named[1]
         rows.append(Row(q, HOLM, 1, iv.mean, iv.lo, iv.hi, iv.seeds, iv.seeds, p[q], adj, math.nan, verdict))
     return rows
@@ -156,9 +130,9 @@ def _holm_rows(data: Data) -> list[Row]:
 def _lower_is_better(question: str) -> bool:
     """A difference of one figure of two experiments reads its metric's direction (a gap, a loss: lower is
     better); two figures of one experiment, mixed figures and bounds read higher as better (as pages do)."""
-    if _BOUND.fullmatch(question) is not None:
+    if questions.BOUND.fullmatch(question) is not None:
         return False
-    a, b = (parse_side(s) for s in question.split(" vs ", 1))
+    a, b = (questions.parse_side(s) for s in question.split(" vs ", 1))
     return (a.metric, a.category) == (b.metric, b.category) and scoreboard.lower_is_better(a.metric)
 
 

@@ -17,7 +17,8 @@ paired difference (either way round), `<experiment> <metric> >= 0.03` for a clai
 after a side that reads only some seeds. A sweep records the family beside its table (`family.json`) before it
 trains, and a later sweep or a report refuses a family changed since (`record`, `declare`). A table made before
 families were declared records it at its next sweep, marked as declared after its runs.
-A declared question no page reads counts in Holm's step-down at p = 1.
+Every declared question is read off the table and judged once (minibert.report.verdicts); one the table does not
+hold counts in Holm's step-down at p = 1.
 
 Example:
     >>> pair(side("dyck/pretrain/mlm", "val/acc", "dist_8_plus"), side("dyck/pretrain/span", "val/acc"))
@@ -32,6 +33,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +45,10 @@ from minibert.tables.stats import canonical
 from minibert.tables.table import read_json, split
 
 FOLDER = Path("configs/families")
-_SIDE = r"[^\s\[\]{}]+ [^\s\[\]{}]+(?:\[[^\s\]]+\])?(?: \{seeds \d+(?:,\d+)*\})?"
+SIDE = re.compile(r"(?P<e>[^\s\[\]{}]+) (?P<m>[^\s\[\]{}]+)(?:\[(?P<c>[^\s\]]+)\])?(?: \{seeds (?P<s>\d+(?:,\d+)*)\})?")
+_SIDE = re.sub(r"\?P<\w+>", "?:", SIDE.pattern)  # the same, without its groups, to be repeated in one pattern
 QUESTION = re.compile(rf"{_SIDE} vs {_SIDE}|{_SIDE} (?:>=|<=) \S+")  # what `pair` and `bound` write
+BOUND = re.compile(rf"(?P<side>{_SIDE}) (?P<op>>=|<=) (?P<b>\S+)")  # what `bound` writes
 FILE = "family.json"  # beside a table: the family it is held to, recorded by the sweep that made it
 GROUP = {"metric", "pairs", "among", "of", "metrics", "categories", "each"}  # the keys a group of questions may hold
 
@@ -57,6 +61,28 @@ def side(experiment: str, metric: str, category: str = "", seeds: Iterable[int] 
     """One side of a question: the figure `metric` (on `category`) of `experiment`, over `seeds` if only some."""
     text = f"{experiment} {metric}" + (f"[{category}]" if category else "")
     return text + (f" {{seeds {','.join(map(str, sorted(seeds)))}}}" if seeds is not None else "")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a question as `side` writes it: a figure of an experiment, on some seeds (None: all)."""
+
+    experiment: str
+    metric: str
+    category: str
+    seeds: list[int] | None
+
+    @property
+    def where(self) -> dict:
+        return {"experiment": self.experiment} | ({"seed": self.seeds} if self.seeds is not None else {})
+
+
+def parse_side(text: str) -> Side:
+    """'<experiment> <metric>[<category>] {seeds 0,1}' as a Side; FamilyError for text that is not one."""
+    m = SIDE.fullmatch(text)
+    if m is None:
+        raise FamilyError(f"{text!r}: not one side of a question ('<experiment> <metric>[<category>]')")
+    return Side(m["e"], m["m"], m["c"] or "", [int(s) for s in m["s"].split(",")] if m["s"] else None)
 
 
 def pair(a: str, b: str) -> str:
