@@ -22,12 +22,13 @@ from __future__ import annotations
 import copy
 import functools
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from minibert.ablation.grid import Grid
+from minibert.ablation.grid import Experiment, Grid
 
 # settings that say how a run is logged or checkpointed, not what it is
 _IGNORED = (
@@ -103,11 +104,15 @@ def _value(key: str, value: Any) -> Any:
     return value.rsplit(".", 1)[-1] if key.endswith("class_path") and isinstance(value, str) else value
 
 
-def grid_axes(grid: Grid, root: str | Path = ".") -> dict[str, dict[str, Any]]:
+def grid_axes(
+    grid: Grid, root: str | Path = ".", read: Callable[[Experiment], dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """experiment -> {axis: value} for every experiment of `grid`; every experiment has every axis (None
-    where it does not apply: a pre-training run has no fine-tuning `regime`)."""
+    where it does not apply: a pre-training run has no fine-tuning `regime`). `read(experiment)` gives an
+    experiment's dotted settings, by default `settings` of its configs and overrides (another reading is
+    compared with it in benchmarks/axes_readings.py)."""
     root = Path(root)
-    own = {e.name: settings(e.configs, e.overrides, root) for e in grid.experiments}
+    own = {e.name: (read(e) if read else settings(e.configs, e.overrides, root)) for e in grid.experiments}
     # the pre-training run whose weights each run loads; a run that loads none (no_pretrain) names an upstream
     # for the encoder's shape only
     source = {e.name: e.encoder_from if own[e.name].get(_NO_PRETRAIN[0]) != _NO_PRETRAIN[1] else None
