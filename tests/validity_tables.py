@@ -3,7 +3,14 @@ the validity page's tests and the pairs page's."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
+
+from minibert.tables import saved
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ARMS = ["mlm", "span", "rate30", "alibi", "mask100", "electra", "next_token"]
 QUALITY = {a: q for a, q in zip(ARMS, [0.9, 0.3, 0.7, 0.5, 0.6, 0.4, 0.2])}  # the arms' true order
@@ -43,3 +50,9 @@ def rows(setting: str, order: float, seeds=(0, 1, 2), seed: int = 0) -> list[dic
             row(fine, "val/acc", s, q + 0.005 * rng.normal(), 2000)
             row(fine, "wall_time_s", s, 10.0)
     return out
+
+
+def with_saved_configs(out: Path) -> None:
+    """The committed study's saved configs beside a made-up table of it (its experiments keep their names): the
+    language each setting ran on, which tells the settings that graded one validation set."""
+    shutil.copytree(ROOT / "results/validity" / saved.FOLDER, Path(out) / saved.FOLDER, dirs_exist_ok=True)

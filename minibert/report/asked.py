@@ -2,7 +2,8 @@
 
 A page that lists a grid's arms finds them in its table (minibert.tables.arms); a page written to answer named
 questions (MLM against span masking on Dyck's gap, a paper's claim at each budget) finds them here, so no page model
-types an arm. Each side is named by the arm registry when the page is rendered.
+types an arm. Each side is named by the arm registry when the page is rendered. The runs whose settings pages
+state are named here too (minibert.report.settings).
 
 Example:
     >>> asked().dyck[0]
@@ -51,6 +52,7 @@ class Asked:
     claims: tuple[Claim, ...]
     two_stage: str  # the scaling arm whose next-token half is read against the control at the budget below
     depth_against: str  # the left-to-right arm the results digest reads the control against on depth
+    runs: dict[str, tuple[str, str]]  # a run pages state the settings of -> (its table's folder, its experiment)
 
 
 def _pairs(entries: list, where: str) -> tuple[Pair, ...]:
@@ -74,18 +76,27 @@ def _claim(entry: dict, where: str) -> Claim:
     return Claim(str(entry["claim"]), str(entry["a"]), str(entry["b"]), budgets)
 
 
+def _runs(entries: dict) -> dict[str, tuple[str, str]]:
+    if not isinstance(entries, dict):
+        raise ValueError("runs: a mapping of name: [table folder, experiment]")
+    for name, entry in entries.items():
+        if not isinstance(entry, list) or len(entry) != 2 or not all(isinstance(x, str) for x in entry):
+            raise ValueError(f"runs.{name}: {entry!r} is not [table folder, experiment]")
+    return {str(name): (entry[0], entry[1]) for name, entry in entries.items()}
+
+
 @functools.cache
 def asked(root: Path = CHECKOUT) -> Asked:
     """What `root/configs/pages/questions.yaml` asks; TableError in one line for a file it cannot read."""
     path = Path(root) / FILE
     try:
         found = yaml.safe_load(path.read_text())
-        if not isinstance(found, dict) or set(found) != {"dyck", "transfer", "scaling", "structure"}:
-            raise ValueError("give the sections dyck, transfer, scaling and structure")
+        if not isinstance(found, dict) or set(found) != {"dyck", "transfer", "scaling", "structure", "runs"}:
+            raise ValueError("give the sections dyck, transfer, scaling, structure and runs")
         scaling, structure = found["scaling"], found["structure"]
         return Asked(_pairs(found["dyck"], "dyck"), _pairs(found["transfer"], "transfer"),
                      tuple(_claim(c, f"scaling.claims[{i}]") for i, c in enumerate(scaling["claims"])),
-                     str(scaling["two_stage"]), str(structure["depth_against"]))  # fmt: skip
+                     str(scaling["two_stage"]), str(structure["depth_against"]), _runs(found["runs"]))  # fmt: skip
     except OSError as err:
         raise TableError(f"{path}: cannot read it: {err.strerror}") from None
     except (yaml.YAMLError, ValueError, TypeError, KeyError) as err:

@@ -154,7 +154,7 @@ class Renderer:
                                 rate=stats.rate, ln=math.log, sd=Stat.shown_sd, lo=Stat.lowest, hi=Stat.highest,
                                 comparison=self.comparison, families=self.families,
                                 study=self.study, has_grid=self.has_grid, pairs=self.pairs,
-                                measured=self.measured, config=self.config, run=self.run, language=self.language,
+                                measured=self.measured, config=self.config, run=self.run,
                                 config_lines=self.config_lines, code=code_constant, answer=self.answer,
                                 dyck_answer=self.dyck_answer, dyck_page=self.dyck_page, transfer=self.transfer,
                                 digest=self.digest,
@@ -203,17 +203,13 @@ class Renderer:
         self.touched.add(folder)
         return self.studies[folder]
 
-    def config(self, path: str | list[str], key: str):
-        """The setting `key` of the YAML config `path` under the root (minibert.report.settings.setting)."""
+    def config(self, path: str, key: str):
+        """The setting `key` of the YAML file `path` under the root, as written (minibert.report.settings.setting)."""
         return settings.setting(self.root, path, key)
 
     def run(self, name: str) -> settings.Run:
-        """The settings of a named run (`dyck-pretrain`, `finetune`, ...) as pages state them."""
+        """The settings of a named run (`dyck-pretrain`, `finetune`, ...) as its saved config holds them."""
         return settings.Run(self.root, name)
-
-    def language(self, name: str) -> dict:
-        """The settings of `configs/languages/<name>.yaml`'s language."""
-        return settings.language(self.root, name)
 
     def config_lines(self, path: str) -> int:
         """How many lines the file `path` under the root has (a config's length, as a page states it)."""

@@ -1,8 +1,9 @@
-"""A run's settings as pages state them: read from its stack of configs, never typed in a template.
+"""A run's settings as pages state them: read from the config its runs saved, never typed in a template.
 
-A page says "1,000 steps at peak lr 1e-2 (batch 64)" from the configs that run it, so that a recipe changed in
-`configs/` changes every page that states it. `Run` reads one named stack as `python -m minibert fit -c A -c B`
-does (the last config that sets a key wins); `language` gives a language config's own settings.
+A page says "1,000 steps at peak lr 1e-2 (batch 64)" from the saved config (minibert.tables.saved) of the
+experiment it reports, named in `configs/pages/questions.yaml` (`runs:`), so that a page states what its runs were
+made with, and a recipe changed in `configs/` reaches the page with the runs made by it. `setting` reads one key of
+one YAML file as it is written (a grid's reference, the comparison's settings).
 
 Example:
     >>> r = Run(".", "dyck-pretrain")
@@ -13,51 +14,56 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from minibert.tables import axes
+import yaml
+
+from minibert.report.asked import asked
+from minibert.tables import saved
 from minibert.tables.query import QueryError
 from minibert.tables.stats import number, rate
 
-STACKS = {  # name -> the configs a run of it stacks, in order
-    "pretrain": ["configs/pretrain.yaml"],
-    "finetune": ["configs/finetune.yaml"],
-    "dyck-pretrain": ["configs/pretrain.yaml", "configs/recipes/dyck-pretrain.yaml"],
-    "dyck-finetune": ["configs/finetune.yaml", "configs/recipes/dyck-finetune.yaml"],
-    "text-pretrain": ["configs/pretrain.yaml", "configs/recipes/text-pretrain.yaml"],
-    "text-finetune": ["configs/finetune.yaml", "configs/recipes/text-finetune.yaml"],
-    "probe": ["configs/finetune.yaml", "configs/probe.yaml"],
-    "structure": ["configs/finetune.yaml", "configs/structure.yaml"],
-}
 LANGUAGE = "model.init_args.objective.init_args.language.init_args"
 
 
-def setting(root: str | Path, stack: str | list[str], key: str):
-    """The setting `key` (dotted: `trainer.max_steps`; a list's item by its index: `trainer.callbacks.0`) of the
-    config `stack` under `root` (a path, or several merged in order: minibert.tables.axes.merged)."""
-    paths = (stack,) if isinstance(stack, str) else tuple(stack)
-    if missing := [p for p in paths if not (Path(root) / p).is_file()]:
-        raise QueryError(f"{Path(root) / missing[0]}: no such config")
-    node = axes.merged(paths, Path(root))
+def _get(node: Any, key: str, where: str) -> Any:
+    """The setting `key` (dotted: `trainer.max_steps`; a list's item by its index: `trainer.callbacks.0`) of
+    `node`; QueryError naming `where` when it has none."""
     for part in key.split("."):
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:
-            raise QueryError(f"{', '.join(paths)}: no setting {key!r}")
+            raise QueryError(f"{where}: no setting {key!r}")
     return node
 
 
+def setting(root: str | Path, path: str, key: str) -> Any:
+    """The setting `key` of the YAML file `path` under `root`, as the file writes it."""
+    file = Path(root) / path
+    if not file.is_file():
+        raise QueryError(f"{file}: no such config")
+    return _get(yaml.safe_load(file.read_text()) or {}, key, path)
+
+
 class Run:
-    """The settings of the run `name` of STACKS, formatted as pages say them."""
+    """The settings of the run `name` (questions.yaml's `runs:`), formatted as pages say them: its table's folder
+    under `root`."""
 
     def __init__(self, root: str | Path, name: str):
-        if name not in STACKS:
-            raise QueryError(f"no run {name!r}; known: {', '.join(STACKS)}")
-        self.root, self.stack = Path(root), STACKS[name]
+        runs = asked().runs
+        if name not in runs:
+            raise QueryError(f"no run {name!r}; known: {', '.join(runs)}")
+        table, self.experiment = runs[name]
+        try:
+            self.config = saved.read(Path(root) / table, [self.experiment])[self.experiment]
+        except saved.SavedError as err:
+            raise QueryError(str(err)) from None
+        self.where = str(saved.path(table, self.experiment))
 
-    def get(self, key: str):
-        return setting(self.root, self.stack, key)
+    def get(self, key: str) -> Any:
+        return _get(self.config, key, self.where)
 
     @property
     def steps(self) -> str:
@@ -87,6 +93,11 @@ class Run:
         return self.get("model.init_args.encoder")
 
     @property
+    def language(self) -> dict:
+        """The language's settings: Dyck's kinds, length and max_depth, ..."""
+        return self.get(LANGUAGE)
+
+    @property
     def layer_numbers(self) -> list[int]:
         """The encoder's layers, counted from 1 (the embeddings are layer 0)."""
         return list(range(1, self.encoder["layers"] + 1))
@@ -96,8 +107,3 @@ class Run:
         """'2-layer, 32-wide, 2-head'."""
         e = self.encoder
         return f"{e['layers']}-layer, {e['width']}-wide, {e['heads']}-head"
-
-
-def language(root: str | Path, name: str) -> dict:
-    """The settings of `configs/languages/<name>.yaml`'s language: Dyck's kinds, length and max_depth, ..."""
-    return setting(root, f"configs/languages/{name}.yaml", LANGUAGE)

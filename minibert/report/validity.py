@@ -24,9 +24,11 @@ from dataclasses import dataclass
 
 from minibert.stats import agreement, intervals
 from minibert.tables import arms as registry
-from minibert.tables import stats
+from minibert.tables import axes, saved, stats
 from minibert.tables.query import Data, QueryError, Stat
 from minibert.tables.stats import Interval
+
+LANGUAGE = "model.init_args.objective.init_args.language.class_path"  # a run's language, in its saved config
 
 # ELECTRA is graded as a discriminator (its cloze is its 16-wide generator's) and next-token LM on the next
 # token: neither answers BERT's cloze question, so they are ranked on fine-tuning only.
@@ -87,6 +89,7 @@ class Study:
 
     def __init__(self, data: Data):
         self.data = data
+        self._languages: dict[str, str] = {}  # experiment -> the language class its saved config names
         listed = [e for e in data.experiments() if e.startswith(PREFIX + "/")]
         self.experiments = set(listed)
         names = [e.split("/") for e in listed]
@@ -289,13 +292,19 @@ class Study:
         return header, rows
 
     def _shared_set(self, s: Stat) -> str:
-        """A name for the validation set every seed of `s` graded: its language, stage and validation seed ('' where
-        each seed drew its own). Two settings on one corpus that fine-tune on one set name the same one."""
+        """A name for the validation set every seed of `s` graded: its language (the class its saved config names),
+        stage and validation seed ('' where each seed drew its own). Two settings on one corpus that fine-tune on
+        one set name the same one."""
         if not s.shared:
             return ""
-        rows = self.data.rows(experiment=s.experiment, metric=s.metric, category=s.category)
-        first = rows.iloc[0]
-        return f"{first.get('language', '')}:{first['stage']}:{first['val_seed']}"
+        first = self.data.rows(experiment=s.experiment, metric=s.metric, category=s.category).iloc[0]
+        return f"{self._language(s.experiment)}:{first['stage']}:{first['val_seed']}"
+
+    def _language(self, experiment: str) -> str:
+        if experiment not in self._languages:
+            config = saved.read(self.data.out, [experiment])[experiment]
+            self._languages[experiment] = str(axes.settings(config).get(LANGUAGE))
+        return self._languages[experiment]
 
     def arms_of(self, measure: str, *settings: str) -> list[str]:
         """The arms with a figure on `measure` in every one of `settings`."""

@@ -1,16 +1,21 @@
-"""What each experiment of a grid is, as columns: the grid's axes, read from the configs, never from names.
+"""What each experiment of a grid is, as columns: the grid's axes, read from its runs' saved configs, never from
+names.
 
-An experiment's settings are its config files merged in order with its overrides, flattened to dotted keys
-(`model.init_args.encoder.width: 64`). Its axes are the settings that differ between the grid's
-experiments, named by their last part (`width`, `flops`, `regime`), or for a plug-in by the key that holds it
-(`objective: SpanMaskedLM`, `language: Dyck`), plus the labels of the grid's named sweep axes (`arm`,
-`budget`), which win over a derived axis of the same name. A fine-tuning experiment also carries the axes of
-the pre-training run its encoder comes from (`objective` is then the pre-training objective), its own under
-the same names when no pre-training setting has them.
+An experiment's settings are its saved config (minibert.tables.saved: the config LightningCLI resolved for its
+runs, every default and plug-in argument included) flattened to dotted keys (`model.init_args.encoder.width: 64`),
+less the ones that say how a run is logged. Its axes are the settings that differ between the grid's experiments,
+named by their last part (`width`, `flops`, `regime`), or for a plug-in by the key that holds it (`objective:
+SpanMaskedLM`, `language: Dyck`), plus the labels of the grid's named sweep axes (`arm`, `budget`), which win over
+a derived axis of the same name. A setting one run has and another lacks (a plug-in argument of one class only)
+differs. A fine-tuning experiment also carries the axes of the pre-training run its encoder comes from
+(`objective` is then the pre-training objective), its own under the same names when no pre-training setting has
+them.
 
 Example:
     >>> from minibert.ablation.grid import load_grid
-    >>> axes = grid_axes(load_grid("configs/ablations/dyck.yaml"))
+    >>> from minibert.tables import saved
+    >>> grid = load_grid("configs/ablations/dyck.yaml")
+    >>> axes = grid_axes(grid, saved.read("results/dyck", grid.names))
     >>> axes["dyck/pretrain/span"]["objective"], axes["dyck/finetune/span-full"]["regime"]
     ('SpanMaskedLM', 'full')
     >>> axes["dyck/finetune/span-full"]["objective"], axes["dyck/pretrain/mlm_causal"]["causal"]
@@ -19,16 +24,10 @@ Example:
 
 from __future__ import annotations
 
-import copy
-import functools
-from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
-from minibert.ablation.grid import Experiment, Grid
+from minibert.ablation.grid import Grid
 
 # settings that say how a run is logged or checkpointed, not what it is
 _IGNORED = (
@@ -51,43 +50,14 @@ _IGNORED = (
 _NO_PRETRAIN = ("model.init_args.regime", "no_pretrain")
 
 
-@functools.lru_cache(maxsize=256)
-def _yaml(path: str) -> dict:
-    return yaml.safe_load(Path(path).read_text()) or {}
-
-
-def _merge(into: dict, other: dict) -> None:
-    for key, value in other.items():
-        if isinstance(value, dict) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        else:
-            into[key] = value
-
-
 def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
     if not isinstance(tree, dict):
         return {prefix: tuple(tree) if isinstance(tree, list) else tree}
     return {k: v for key, sub in tree.items() for k, v in _flat(sub, f"{prefix}{key}.").items()}
 
 
-@functools.lru_cache(maxsize=256)
-def merged(configs: tuple[str, ...], root: Path) -> dict:
-    """The configs under `root` merged in order as LightningCLI merges a stack of `-c` files: a mapping key by
-    key, anything else the last that sets it. Shared between callers: copy before changing it."""
-    tree: dict = {}
-    for config in configs:
-        _merge(tree, copy.deepcopy(_yaml(str(root / config))))
-    return tree
-
-
-def settings(configs: tuple[str, ...], overrides: dict[str, Any], root: Path) -> dict[str, Any]:
-    """Dotted key -> value of the merged configs and overrides (the settings LightningCLI reads, before
-    defaults), without the ones that only say how a run is logged."""
-    tree = copy.deepcopy(merged(tuple(configs), root))
-    for key, value in overrides.items():  # `a.b.c: v` as {a: {b: {c: v}}}, so a mapping is flattened too
-        for part in reversed(key.split(".")):
-            value = {part: value}
-        _merge(tree, copy.deepcopy(value))
+def settings(tree: dict) -> dict[str, Any]:
+    """Dotted key -> value of a saved config, without the settings that only say how a run is logged."""
     flat = {k.removesuffix("."): v for k, v in _flat(tree).items()}
     return {k: v for k, v in flat.items() if not k.startswith(_IGNORED)}
 
@@ -98,21 +68,22 @@ def _name(key: str) -> str:
     return parts[-2] if parts[-1] == "class_path" and len(parts) > 1 else parts[-1]
 
 
+def _depth(key: str) -> int:
+    return len([p for p in key.split(".") if p != "init_args"])
+
+
 def _value(key: str, value: Any) -> Any:
     if value is None:
-        return "null"  # set to null in a config (e.g. data.val_seed: each seed its own validation set)
+        return "null"  # null in the saved config: set so (data.val_seed: each seed its own validation set), or
+        # a seed that followed each run's seed_everything
     return value.rsplit(".", 1)[-1] if key.endswith("class_path") and isinstance(value, str) else value
 
 
-def grid_axes(
-    grid: Grid, root: str | Path = ".", read: Callable[[Experiment], dict[str, Any]] | None = None
-) -> dict[str, dict[str, Any]]:
-    """experiment -> {axis: value} for every experiment of `grid`; every experiment has every axis (None
-    where it does not apply: a pre-training run has no fine-tuning `regime`). `read(experiment)` gives an
-    experiment's dotted settings, by default `settings` of its configs and overrides (another reading is
-    compared with it in benchmarks/axes_readings.py)."""
-    root = Path(root)
-    own = {e.name: (read(e) if read else settings(e.configs, e.overrides, root)) for e in grid.experiments}
+def grid_axes(grid: Grid, saved: Mapping[str, dict]) -> dict[str, dict[str, Any]]:
+    """experiment -> {axis: value} for every experiment of `grid`, from `saved` (experiment -> its saved config:
+    minibert.tables.saved); every experiment has every axis (None where it does not apply: a pre-training run has
+    no fine-tuning `regime`)."""
+    own = {e.name: settings(saved[e.name]) for e in grid.experiments}
     # the pre-training run whose weights each run loads; a run that loads none (no_pretrain) names an upstream
     # for the encoder's shape only
     source = {e.name: e.encoder_from if own[e.name].get(_NO_PRETRAIN[0]) != _NO_PRETRAIN[1] else None
@@ -126,11 +97,16 @@ def grid_axes(
     absent = object()  # a setting left out (its default) differs from one set to null
     varying = [k for k in keys
                if len({repr(s.get(k, absent)) for s in full.values() if any(x[0] == k[0] for x in s)}) > 1]  # fmt: skip
-    clashes = Counter((stage, _name(key)) for stage, key in varying)  # masking.p_mask, eval_masking.p_mask
+    # settings of one stage that share a name (masking.p_mask, eval_masking.p_mask) are named by their last two
+    # parts, except the one nearest the top when it is alone there (the encoder's causal, not the generator's)
+    depths: dict[tuple[str, str], list[int]] = {}
+    for stage, key in varying:
+        depths.setdefault((stage, _name(key)), []).append(_depth(key))
     named: dict[str, tuple[str, str]] = {}  # axis name -> (stage, key); pre-training first on a clash
     for stage, key in sorted(varying, key=lambda k: (k[0] != "pretrain", k[1])):
         name = _name(key)
-        if clashes[(stage, name)] > 1:
+        same = depths[(stage, name)]
+        if len(same) > 1 and not (_depth(key) == min(same) and same.count(min(same)) == 1):
             name = ".".join([p for p in key.split(".") if p != "init_args"][-2:])
         if name in named:
             first = named[name]

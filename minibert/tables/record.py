@@ -1,8 +1,10 @@
 """A grid's table written from its finished runs: `record`, and `grid_of`, the grid a table in a folder holds.
 
 `record` writes `<out>/results.csv` (minibert.tables.table) with the narrow tables beside it: the learning curves
-(minibert.tables.curves), the files behind each run's code (minibert.tables.provenance) and how the runs were
-made (`run.json`). The pages and dashboards that read it are the report engine's (minibert.report.render).
+(minibert.tables.curves), the files behind each run's code (minibert.tables.provenance), the config each
+experiment's runs were made with (minibert.tables.saved: `<out>/configs/`, which the table's axes are read from)
+and how the runs were made (`run.json`). The pages and dashboards that read it are the report engine's
+(minibert.report.render).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
+
 from minibert.ablation.grid import Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
-from minibert.tables import curves, provenance, table
+from minibert.tables import curves, provenance, saved, table
 
 
 class RecordError(ValueError):
@@ -25,13 +29,16 @@ def record(
 ) -> list[Path]:
     """Write the table of the `finished` runs (minibert.ablation.runner.Run) to `out/results.csv` (its figures
     per document to `out/documents.csv`: minibert.tables.table), their learning curves to `out/curves.csv`
-    (minibert.tables.curves), the files behind their code to `out/code.csv` (minibert.tables.provenance) and
-    how they were made to `out/run.json`; refuses (RecordError) a table of no run, or one that drops runs of the
-    table already there, unless `replace`. Pages are rendered from it by minibert.report.render.publish."""
+    (minibert.tables.curves), the files behind their code to `out/code.csv` (minibert.tables.provenance), each
+    experiment's saved config to `out/configs/` (minibert.tables.saved) and how they were made to
+    `out/run.json`; refuses (RecordError) a table of no run, or one that drops runs of the table already there,
+    unless `replace`. Pages are rendered from it by minibert.report.render.publish."""
     out = Path(out)
     if not finished:
         raise RecordError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
-    frame = table.from_runs(grid, [(r, r.summary()) for r in finished], root)
+    configs = saved.texts(grid.experiments, finished, root)
+    trees = {name: yaml.safe_load(text) for name, text in configs.items()}
+    frame = table.from_runs(grid, [(r, r.summary()) for r in finished], trees)
     if (out / table.FILE).is_file() and not replace:
         before = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()
         now = set(zip(frame["experiment"], frame["seed"]))
@@ -42,6 +49,7 @@ def record(
                 "the grid and seeds that made it, another --out, or --replace-report"
             )
     written = table.write(frame, out)
+    written += saved.write(out, configs)
     written += curves.write(curves.from_runs(finished), out)
     written += provenance.write(provenance.from_summaries(r.summary() for r in finished), out)
     # paths inside the checkout are stored relative to it: a page rendered from this record in another clone

@@ -2,7 +2,8 @@
 
 Columns, in order:
 - `grid`, `experiment`, `stage` (pretrain | finetune), then the grid's axes (minibert.tables.axes: objective,
-  language, budget, regime, ...), so a query never parses a name;
+  language, budget, regime, ..., read from each experiment's saved config beside the table, `configs/`:
+  minibert.tables.saved), so a query never parses a name;
 - `seed`, `val_seed` (the validation set the run graded: one value for every seed of an experiment means
   the sampling of its questions is an error every seed shares, see minibert.tables.stats);
 - `metric` (`val/acc`, `val/gap/acc`, `val/mlm/acc`, `train/loss`, `wall_time_s`, ...), `category` ('' for
@@ -38,7 +39,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -102,14 +103,21 @@ def grid_of_table(out: str | Path) -> str | None:
         return None
 
 
-def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str | Path = ".") -> pd.DataFrame:
+def _columns(grid: Grid, saved: Mapping[str, dict]) -> dict[str, dict]:
+    """experiment -> its axis columns (minibert.tables.axes), a setting named like a table column (`seed` in
+    data.seed) renamed `setting <name>`."""
+    reserved = {*FIRST, *LAST}
+    return {e: {(f"setting {k}" if k in reserved else k): v for k, v in a.items()}
+            for e, a in grid_axes(grid, saved).items()}  # fmt: skip
+
+
+def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], saved: Mapping[str, dict]) -> pd.DataFrame:
     """The table of `grid` from its runs, each (experiment, seed, run, metrics, code): `metrics` the numeric
-    entries of the run's summary (None for a NaN) plus its `seeds/val`."""
-    axes = grid_axes(grid, root)
-    stages = {e.name: e.job_type for e in grid.experiments}
-    reserved = {*FIRST, *LAST}  # a setting named like a column (`seed` in data.seed) is renamed
-    axes = {e: {(f"setting {k}" if k in reserved else k): v for k, v in a.items()} for e, a in axes.items()}
+    entries of the run's summary (None for a NaN) plus its `seeds/val`; its axes from `saved`, each experiment's
+    saved config (minibert.tables.saved)."""
+    axes = _columns(grid, saved)
     names = list(next(iter(axes.values())))
+    stages = {e.name: e.job_type for e in grid.experiments}
     rows = []
     for experiment, seed, run, metrics, code in runs:
         if experiment not in axes:
@@ -134,8 +142,9 @@ def tidy(grid: Grid, runs: Iterable[tuple[str, int, str, dict, str]], root: str 
     return pd.DataFrame(rows, columns=columns).sort_values(ORDER, kind="stable")
 
 
-def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
-    """The table of the finished `runs` (minibert.ablation.runner.Run with their summaries)."""
+def from_runs(grid: Grid, runs, saved: Mapping[str, dict]) -> pd.DataFrame:
+    """The table of the finished `runs` (minibert.ablation.runner.Run with their summaries), its axes from
+    `saved` (experiment -> its saved config)."""
 
     def entries():
         for run, summary in runs:
@@ -145,7 +154,19 @@ def from_runs(grid: Grid, runs, root: str | Path = ".") -> pd.DataFrame:
             code = (summary.get("code") or {}).get("source_hash")
             yield run.experiment.name, run.seed, run.key, metrics, code
 
-    return tidy(grid, entries(), root)
+    return tidy(grid, entries(), saved)
+
+
+def relabel(out: str | Path, grid: Grid, saved: Mapping[str, dict]) -> list[Path]:
+    """Rewrite the axis columns of the table in `out` from `saved` (experiment -> its saved config), every other
+    column as it is: a table's axes follow how they are derived without its runs trained again."""
+    frame = read(out, borrowed=False)
+    axes = _columns(grid, saved)
+    names = list(next(iter(axes.values())))
+    columns = pd.DataFrame([{"experiment": e, **a} for e, a in axes.items()], columns=["experiment", *names])
+    kept = frame[[c for c in frame.columns if c in (*FIRST, *LAST)]]
+    frame = kept.merge(columns, on="experiment", how="left")[[*FIRST, *names, *LAST]]
+    return write(frame.sort_values(ORDER, kind="stable"), out)
 
 
 def write(table: pd.DataFrame, out: str | Path) -> list[Path]:

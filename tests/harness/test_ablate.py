@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from minibert.report.render import publish
-from minibert.tables import table
+from minibert.tables import saved, table
 from minibert.tables.query import Data
 from minibert.training import code_version
 from tests.ablating import ROOT, RUN_SUMMARIES, TINY, ablate, csv_runs, made, tiny_grid
@@ -75,6 +75,19 @@ def test_the_table_keeps_every_runs_learning_curve_and_the_files_of_its_code(fin
     assert set(code.code) == set(table.read(out).code)  # the one code that made every run, file by file
     assert dict(zip(code.file, code.hash)) == code_version.package_files()
     assert "6 runs by today's code" in (out / "ablation.md").read_text()
+
+
+def test_the_table_keeps_the_config_each_experiments_runs_saved_and_reads_its_axes_from_them(finished):
+    _, out, _ = finished
+    for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full"):
+        text = saved.path(out, name).read_text()
+        assert text.startswith(saved.FROM_RUNS)  # the runs' own config.yaml, not one resolved again
+        config = yaml.safe_load(text)
+        assert config["seed_everything"] is None and config["data"]["seed"] is None  # the two seeds differ
+        assert config["trainer"]["max_steps"] == TINY["trainer.max_steps"]
+        assert str(out) not in text  # the runs' folders, which differ, are null; no path of this machine
+    causal = table.read(out).groupby("experiment")["causal"].first()
+    assert not causal["pretrain/bidirectional"] and causal["pretrain/causal"]  # configs/causal.yaml's one setting
 
 
 def test_second_invocation_skips_everything(finished):

@@ -148,9 +148,13 @@ def test_the_pages_questions_are_read_once_and_a_damaged_file_is_one_line(tmp_pa
     found = asked.asked(ROOT)
     assert all(arms.name_of(q.a) in arms.registry(ROOT).arms for q in found.dyck)
     assert [c.budgets for c in found.claims] == [slice(None), slice(None, 2), slice(-2, None), slice(None)]
+    assert found.runs["dyck-pretrain"] == ("results/dyck", "dyck/pretrain/mlm")
     (tmp_path / "configs/pages").mkdir(parents=True)
-    for text, says in (("dyck: []\n", "give the sections"), ("dyck: [[a]]\ntransfer: []\nscaling: {}\nstructure: {}\n",
-                                                                "is not \\[A, B\\]")):  # fmt: skip
+    written = yaml.safe_load((ROOT / asked.FILE).read_text())
+    runs_damaged = yaml.safe_dump({**written, "runs": {"x": ["results"]}})
+    pairs_damaged = "dyck: [[a]]\ntransfer: []\nscaling: {}\nstructure: {}\nruns: {}\n"
+    for text, says in (("dyck: []\n", "give the sections"), (pairs_damaged, "is not \\[A, B\\]"),
+                       (runs_damaged, "runs.x: .* is not \\[table folder, experiment\\]")):  # fmt: skip
         (tmp_path / asked.FILE).write_text(text)
         asked.asked.cache_clear()
         with pytest.raises(table.TableError, match=says) as err:

@@ -21,7 +21,7 @@ from minibert.checkout import without_absolute_paths
 from minibert.report import grid_report
 from minibert.stats import accuracies
 from minibert.tables import record as table_record
-from minibert.tables import table
+from minibert.tables import saved, table
 from minibert.tables.record import RecordError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -303,7 +303,10 @@ def test_record_writes_the_table_of_the_finished_runs_and_refuses_to_drop_any_un
     runs = [finished_run(tmp_path, e, s, 0.5 + 0.1 * s) for e in g.experiments for s in range(3)]
     made = {"command": "python scripts/ablate.py --seeds 3"}
     written = table_record.record(tmp_path, g, runs, made, root=ROOT)
-    assert {p.name for p in written} == {"results.csv", "categories.csv", "run.json"}  # pages: render.publish
+    # pages: render.publish; each experiment's config as LightningCLI resolves it (these runs kept none)
+    files = {"results.csv", "categories.csv", "run.json", "configs/p/a.yaml", "configs/p/b.yaml"}
+    assert {p.relative_to(tmp_path).as_posix() for p in written} == files
+    assert (tmp_path / "configs/p/a.yaml").read_text().startswith(saved.RESOLVED)
     grid_report.write(tmp_path, g)
     recorded = table.read(tmp_path)
     assert set(zip(recorded["experiment"], recorded["seed"])) == {(r.experiment.name, r.seed) for r in runs}

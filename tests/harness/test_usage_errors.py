@@ -61,6 +61,8 @@ CASES = {
     "blimp: missing arguments": ("scripts/blimp.py", [], "the following arguments are required: --checkpoint"),
     "documents: no arms": ("scripts/documents.py", [], "the following arguments are required: a"),
     "fill-in demo: an unknown option": ("scripts/demo_fill_in.py", ["--nope"], "unrecognized arguments: --nope"),
+    "saved configs: no table there": ("scripts/saved_configs.py", ["docs"], "docs: no results table"),
+    "saved configs: an abbreviated option": ("scripts/saved_configs.py", ["--rel"], "unrecognized arguments: --rel"),
 }  # fmt: skip
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from minibert.report import measurements
 from minibert.report.render import build
-from minibert.tables import curves, provenance, questions, table
+from minibert.tables import curves, provenance, questions, saved, table
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the runners write beside a table (minibert.tables.table, curves, provenance; scripts/ablate.py's run.json and
@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLES = {*table.READ, curves.FILE, provenance.FILE, questions.FILE, measurements.FILE.name, "run.json", "grid.yaml",
           "objective.yaml", "corpus.json", "tokenizer.json"}  # fmt: skip
 RECORD = re.compile(r"/comparisons/[^/]+\.(json|md)$")  # scripts/compare.py's record and its text
+SAVED = re.compile(rf"/{saved.FOLDER}/.+\.yaml$")  # each experiment's saved config (minibert.tables.saved)
 # files a named command writes, each named in its source: benchmarks' reports, the Dyck dashboard's screenshot
 MADE_BY = {"results/bench.md": "benchmarks/bench.py", "results/bench_floor.md": "benchmarks/bench_floor.py",
            "results/compare/sequence_cost.md": "benchmarks/sequence_cost.py",
@@ -49,7 +50,13 @@ def test_no_file_under_results_is_an_orphan(built):
     orphans = []
     for path in files_under_results():
         name = path.relative_to(ROOT).as_posix()
-        if path.resolve() in outputs or path.name in TABLES or RECORD.search(name) or name in MADE_BY:
+        if (
+            path.resolve() in outputs
+            or path.name in TABLES
+            or RECORD.search(name)
+            or SAVED.search(name)
+            or name in MADE_BY
+        ):
             continue
         orphans.append(name)
     assert not orphans, f"files nothing writes (delete them, or render them from a table): {orphans}"

@@ -17,7 +17,7 @@ from minibert.report.pairs import TARGETS
 from minibert.report.render import Renderer
 from minibert.tables import table
 from tests.templates import copy_templates
-from tests.validity_tables import ARMS, QUALITY
+from tests.validity_tables import ARMS, QUALITY, with_saved_configs
 from tests.validity_tables import rows as validity_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +73,8 @@ def render(tmp_path: Path, order: float):
         out = tmp_path / "results" / name
         axes = ["objective"] if name == "validity" else []  # which arms answer the cloze: the arm registry's
         table.write(pd.DataFrame(frame, columns=[*table.FIRST, *axes, *table.LAST]), out)
+        if name == "validity":
+            with_saved_configs(out)
         (out / "run.json").write_text(json.dumps({"command": f"python scripts/ablate.py --grid {name}"}))
     template = Path("results/pairs.md.j2")
     copy_templates(tmp_path, template)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from minibert.report.render import Renderer
-from minibert.tables import table
+from minibert.tables import saved, table
 from tests.templates import copy_templates
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +38,9 @@ def test_the_dyck_sentence_names_the_arm_with_the_smaller_gap(tmp_path, swapped)
         for name in ("run.json", "grid.yaml", "objective.yaml", *table.READ):
             if (made.parent / name).is_file():
                 shutil.copy(made.parent / name, into / name)
-        if (made.parent / "comparisons").is_dir():  # the comparisons the README quotes
-            shutil.copytree(made.parent / "comparisons", into / "comparisons")
+        for folder in ("comparisons", saved.FOLDER):  # the comparisons the README quotes; the runs' settings
+            if (made.parent / folder).is_dir():
+                shutil.copytree(made.parent / folder, into / folder, dirs_exist_ok=True)
     shutil.copy(ROOT / "results/measurements.yaml", tmp_path / "results/measurements.yaml")  # figures it quotes
     if swapped:
         frame = table.read(ROOT / QUOTED)

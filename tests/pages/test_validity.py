@@ -19,7 +19,7 @@ from minibert.report.validity import NAMES, TARGET, Study
 from minibert.tables import table
 from minibert.tables.query import Data
 from tests.templates import copy_templates
-from tests.validity_tables import ARMS, rows
+from tests.validity_tables import ARMS, rows, with_saved_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +31,7 @@ def page(tmp_path: Path, orders: dict[str, float], drop: str = "") -> tuple[str,
             if not (r["experiment"] == drop and r["seed"] == 2)]  # fmt: skip
     frame = pd.DataFrame(kept, columns=[*table.FIRST, "objective", *table.LAST])
     table.write(frame, out)
+    with_saved_configs(out)
     command = "python scripts/ablate.py --grid configs/ablations/validity.yaml"
     (out / "run.json").write_text(json.dumps({"command": command}))
     template = Path("results/validity.md.j2")  # relative to configs/pages
@@ -196,6 +197,7 @@ def test_where_no_toy_predicts_text_the_study_states_text_s_own_ceiling(tmp_path
     orders = {"dyck": -1, "brackets": -1, "text1x": 1, "text": 1}
     table.write(pd.DataFrame([r for i, (s, o) in enumerate(orders.items()) for r in rows(s, o, seed=i)],
                              columns=[*table.FIRST, *table.LAST]), out)  # fmt: skip
+    with_saved_configs(out)
     study = Study(Data.load(out))
     first = study.against_target("finetune", study.predictors)[0]
     assert study.predicting("finetune", study.toys) == []
