@@ -41,12 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         grid = grid_of(out, ROOT)
         ran = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()
         seeds = sorted({int(s) for s in ran["seed"]})
-        kept = [r for r in plan(grid.experiments, seeds, out, ROOT) if r.done]
-        written = saved.write(out, saved.texts(grid.experiments, kept, ROOT))
-        own = len({r.experiment.name for r in kept})
-        print(f"{out}: {len(written)} saved configs, {own} of them from their runs' own")
+        borrowed = table.borrowed_from(out)
+        own = saved.of_table(grid, set(ran["experiment"]) | set(borrowed))
+        kept = [r for r in plan(own, seeds, out, ROOT) if r.done]
+        written = saved.write(out, saved.texts(own, kept, ROOT, borrowed))
+        from_runs = len({r.experiment.name for r in kept})
+        print(f"{out}: {len(written)} saved configs, {from_runs} of them from their runs' own")
         if args.relabel:
-            table.relabel(out, grid, saved.read(out, grid.names))
+            table.relabel(out, grid, saved.read(out, [e.name for e in own]))
             print(f"{out}: axis columns rewritten")
     return 0
 

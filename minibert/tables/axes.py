@@ -15,7 +15,7 @@ Example:
     >>> from minibert.ablation.grid import load_grid
     >>> from minibert.tables import saved
     >>> grid = load_grid("configs/ablations/dyck.yaml")
-    >>> axes = grid_axes(grid, saved.read("results/dyck", grid.names))
+    >>> axes = grid_axes(grid, saved.of("results/dyck", grid))
     >>> axes["dyck/pretrain/span"]["objective"], axes["dyck/finetune/span-full"]["regime"]
     ('SpanMaskedLM', 'full')
     >>> axes["dyck/finetune/span-full"]["objective"], axes["dyck/pretrain/mlm_causal"]["causal"]
@@ -80,16 +80,17 @@ def _value(key: str, value: Any) -> Any:
 
 
 def grid_axes(grid: Grid, saved: Mapping[str, dict]) -> dict[str, dict[str, Any]]:
-    """experiment -> {axis: value} for every experiment of `grid`, from `saved` (experiment -> its saved config:
-    minibert.tables.saved); every experiment has every axis (None where it does not apply: a pre-training run has
-    no fine-tuning `regime`)."""
-    own = {e.name: settings(saved[e.name]) for e in grid.experiments}
+    """experiment -> {axis: value} for each experiment of `grid` that `saved` holds (experiment -> its saved
+    config: minibert.tables.saved; a table's own experiments, upstreams included); every experiment has every axis
+    (None where it does not apply: a pre-training run has no fine-tuning `regime`)."""
+    experiments = [e for e in grid.experiments if e.name in saved]
+    own = {e.name: settings(saved[e.name]) for e in experiments}
     # the pre-training run whose weights each run loads; a run that loads none (no_pretrain) names an upstream
     # for the encoder's shape only
     source = {e.name: e.encoder_from if own[e.name].get(_NO_PRETRAIN[0]) != _NO_PRETRAIN[1] else None
-              for e in grid.experiments}  # fmt: skip
+              for e in experiments}  # fmt: skip
     full: dict[str, dict[str, Any]] = {}
-    for e in grid.experiments:  # dependency order: the upstream's settings are there already
+    for e in experiments:  # dependency order: the upstream's settings are there already
         upstream = full[source[e.name]] if source[e.name] else {}
         full[e.name] = {**upstream, **{(e.job_type, k): v for k, v in own[e.name].items()}}
     # a setting varies when the runs that have its stage do not all agree on it (absent: the default)
@@ -115,7 +116,7 @@ def grid_axes(grid: Grid, saved: Mapping[str, dict]) -> dict[str, dict[str, Any]
             name = f"{stage} {name}"
         named.setdefault(name, (stage, key))
     axes = {}
-    for e in grid.experiments:
+    for e in experiments:
         derived = {n: _value(k[1], full[e.name][k]) if k in full[e.name] else None for n, k in named.items()}
         labels = dict(e.axes)
         if source[e.name] and e.job_type == "finetune":  # the upstream's labels describe the encoder it tunes

@@ -36,7 +36,9 @@ def record(
     out = Path(out)
     if not finished:
         raise RecordError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
-    configs = saved.texts(grid.experiments, finished, root)
+    borrowed = table.borrowed_from(out)
+    own = saved.of_table(grid, {r.experiment.name for r in finished} | set(borrowed))
+    configs = saved.texts(own, finished, root, borrowed)
     trees = {name: yaml.safe_load(text) for name, text in configs.items()}
     frame = table.from_runs(grid, [(r, r.summary()) for r in finished], trees)
     if (out / table.FILE).is_file() and not replace:

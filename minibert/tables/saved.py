@@ -6,13 +6,13 @@ settings all of the experiment's runs share, with a setting that differs between
 follow it, the run's own folders) null. The table's axes (minibert.tables.axes) and the settings pages state
 (minibert.report.settings) are read from these files, so nothing in the harness stacks config files itself.
 
-An experiment whose runs kept no config (runs made before tables kept them, a test's stand-in, or an experiment
-of the grid that has not run) gets the one
+An experiment whose runs kept no config (runs made before tables kept them, a test's stand-in, or an upstream
+whose runs the table borrows) gets the one
 LightningCLI resolves for it: `resolve` parses its configs and overrides with the parser a run uses, for two
 seeds in two folders, and plans a budget as a run does; nothing trains. Its file says so in its first line.
 
 Example:
-    >>> saved = read("results/dyck", ["dyck/pretrain/span"])
+    >>> saved = read("results/dyck", ["dyck/pretrain/span"])  # or of("results/dyck", grid): the table's own
     >>> saved["dyck/pretrain/span"]["model"]["init_args"]["objective"]["class_path"]
     'minibert.objectives.SpanMaskedLM'
 """
@@ -24,15 +24,16 @@ import json
 import logging
 import tempfile
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from minibert.ablation.grid import Experiment
+from minibert.ablation.grid import Experiment, Grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
+from minibert.tables import table
 
 FOLDER = "configs"
 SAVED = "config.yaml"  # what Lightning's SaveConfigCallback writes in a run's folder
@@ -117,17 +118,43 @@ def _resolve(experiment: Experiment, root: str | Path) -> dict:
     return shared(trees)
 
 
-def texts(experiments: Iterable[Experiment], runs: Iterable, root: str | Path = ".") -> dict[str, str]:
+def of_table(grid: Grid, names: Iterable[str]) -> list[Experiment]:
+    """The experiments `names` of `grid` (a table's, those it borrows included) with the upstreams their encoders
+    come from, in the grid's order: the experiments whose saved configs a table keeps and its axes are read from."""
+    needed = set(names)
+    for e in reversed(grid.experiments):  # an upstream comes before the experiments that load it
+        if e.name in needed and e.encoder_from:
+            needed.add(e.encoder_from)
+    return [e for e in grid.experiments if e.name in needed]
+
+
+def texts(
+    experiments: Iterable[Experiment], runs: Iterable, root: str | Path = ".", borrowed: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """experiment -> its saved config's text for each of `experiments`: the settings its finished `runs`
-    (minibert.ablation.runner.Run) share in the `config.yaml` each saved, or `resolve`'s where none kept one
-    (an experiment that has not run yet has axes too)."""
+    (minibert.ablation.runner.Run) share in the `config.yaml` each saved; for one whose runs are `borrowed`
+    (experiment -> the committed table they are read from), that table's saved config; else `resolve`'s."""
     kept: dict[str, list[dict]] = {}
     for run in runs:
         config = run.run_dir / run.summary()["log_dir"] / SAVED
         if config.is_file():
             kept.setdefault(run.experiment.name, []).append(_load(config.read_text()))
-    return {e.name: _text(shared(kept[e.name]), FROM_RUNS, Path(root)) if e.name in kept else
-            _text(resolve(e, root), RESOLVED, Path(root)) for e in experiments}  # fmt: skip
+    found, borrowed = {}, borrowed or {}
+    for e in experiments:
+        source = path(Path(root) / borrowed[e.name], e.name) if e.name in borrowed else None
+        if e.name in kept:
+            found[e.name] = _text(shared(kept[e.name]), FROM_RUNS, Path(root))
+        elif source is not None and source.is_file():
+            found[e.name] = source.read_text()
+        else:
+            found[e.name] = _text(resolve(e, root), RESOLVED, Path(root))
+    return found
+
+
+def of(out: str | Path, grid: Grid) -> dict[str, dict]:
+    """The saved configs of the table in `out` (of `grid`): its experiments' (those it borrows included) and their
+    upstreams'."""
+    return read(out, [e.name for e in of_table(grid, table.experiments_in(out))])
 
 
 def write(out: str | Path, texts: dict[str, str]) -> list[Path]:

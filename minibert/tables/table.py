@@ -238,6 +238,22 @@ def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
     return table
 
 
+def experiments_in(out: str | Path) -> set[str]:
+    """The experiments with runs in the table in `out`, and those it borrows: read from one column of each file."""
+    own = set(pd.read_csv(Path(out) / FILE, usecols=["experiment"], dtype=str)["experiment"])
+    return own | set(borrowed_from(out))
+
+
+def borrowed_from(out: str | Path) -> dict[str, str]:
+    """experiment -> the committed table (relative to the checkout) whose runs of it the folder `out` borrows
+    (`BORROWED`); empty without the file."""
+    path = Path(out) / BORROWED
+    if not path.is_file():
+        return {}
+    refs = read_beside(path, out, "a list of borrowed runs", BORROWED_COLUMNS, ("seed",), {"run": str, "table": str})
+    return dict(zip(refs["experiment"], refs["table"]))
+
+
 def _borrowed(path: Path, out: str | Path) -> list[pd.DataFrame]:
     """The rows `path` names (its runs: experiment, seed, run, and the committed table each is read from,
     relative to the checkout), read from those tables rather than copied beside this one."""

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from minibert.ablation.grid import load_grid
 from minibert.report.render import publish
 from minibert.tables import saved, table
 from minibert.tables.query import Data
@@ -78,11 +79,13 @@ def test_the_table_keeps_every_runs_learning_curve_and_the_files_of_its_code(fin
 
 
 def test_the_table_keeps_the_config_each_experiments_runs_saved_and_reads_its_axes_from_them(finished):
-    _, out, _ = finished
-    for name in ("pretrain/bidirectional", "pretrain/causal", "finetune/full"):
-        text = saved.path(out, name).read_text()
+    """What the runs saved alike is what LightningCLI resolves for the experiment without training, key for key."""
+    grid, out, _ = finished
+    for e in load_grid(grid, ROOT).experiments:
+        text = saved.path(out, e.name).read_text()
         assert text.startswith(saved.FROM_RUNS)  # the runs' own config.yaml, not one resolved again
         config = yaml.safe_load(text)
+        assert config == saved.resolve(e, ROOT)
         assert config["seed_everything"] is None and config["data"]["seed"] is None  # the two seeds differ
         assert config["trainer"]["max_steps"] == TINY["trainer.max_steps"]
         assert str(out) not in text  # the runs' folders, which differ, are null; no path of this machine

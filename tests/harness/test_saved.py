@@ -20,11 +20,11 @@ TABLES = sorted(p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("result
 SHORT = {"trainer.max_steps": 2, "trainer.val_check_interval": 2, "data.val_size": 16, "data.batch_size": 8}
 
 
-@pytest.mark.parametrize("overrides", [SHORT, {**SHORT, "budget.flops": 2e8}], ids=["steps", "budget"])
-def test_a_resolved_config_is_what_two_runs_of_the_experiment_saved_alike(tmp_path, overrides):
+def test_a_resolved_config_is_what_two_runs_of_a_budgeted_experiment_saved_alike(tmp_path):
     """Without training: LightningCLI's parser, its defaults and plug-in arguments, and a budget planned into steps
-    as a run plans it; a seed and the folders, which differ between runs, are null."""
-    experiment = Experiment("p/mlm", "pretrain", ("configs/pretrain.yaml",), overrides)
+    as a run plans it; a seed and the folders, which differ between runs, are null. (An experiment without a
+    budget: tests/harness/test_ablate.py, on a sweep's own runs.)"""
+    experiment = Experiment("p/mlm", "pretrain", ("configs/pretrain.yaml",), {**SHORT, "budget.flops": 2e8})
     trees = []
     for seed in (0, 1):
         summary = fit([ROOT / c for c in experiment.configs], [f"--seed_everything={seed}", *experiment.cli_args()],
@@ -45,7 +45,7 @@ def test_what_runs_share_is_kept_and_what_they_differ_on_is_null():
 @pytest.mark.parametrize("out", TABLES)
 def test_every_committed_tables_axis_columns_are_what_its_saved_configs_give(tmp_path, out):
     grid = grid_of(ROOT / out, ROOT)
-    trees = saved.read(ROOT / out, grid.names)  # one for every experiment of the grid, run or not
+    trees = saved.of(ROOT / out, grid)  # one for every experiment of the table, and for its upstreams
     for name in table.FILES:
         if found := table.narrow_file(ROOT / out, name):
             shutil.copy(found, tmp_path / found.name)

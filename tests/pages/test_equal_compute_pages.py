@@ -165,7 +165,7 @@ def test_scaling_budgets_are_the_fractions_of_todays_mlm_run_they_are_named_for(
 def test_every_masking_rate_cell_spends_its_languages_run_at_15_percent_and_its_axes_are_its_settings():
     grid = load_grid(ROOT / "configs/ablations/masking_rate.yaml", root=ROOT)
     today = {"pairs": todays_run(BracketPairs(), 600), "dyck": todays_run(DYCK, 1000)}
-    axes = grid_axes(grid, saved.read(ROOT / "results/masking_rate", grid.names))
+    axes = grid_axes(grid, saved.of(ROOT / "results/masking_rate", grid))
     for e in grid.experiments:
         if e.job_type == "pretrain":
             assert float(e.overrides["budget.flops"]) == pytest.approx(today[axes[e.name]["language"]], rel=1e-3)

@@ -131,7 +131,7 @@ def test_the_grid_loads_and_its_quick_variant_adds_its_overrides_to_every_experi
 
 
 def test_quick_needs_its_own_out_folder_a_grid_with_a_quick_variant_and_never_mixes_with_real_runs(tmp_path):
-    from test_ablate import ablate
+    from tests.ablating import ablate
 
     refused = ablate("--grid", "configs/ablations/validity.yaml", "--quick", "--seeds", "1")
     assert refused.returncode == 2 and "--quick needs its own --out" in refused.stderr
@@ -149,7 +149,7 @@ def test_quick_needs_its_own_out_folder_a_grid_with_a_quick_variant_and_never_mi
 def test_the_quick_study_runs_every_setting_end_to_end_and_its_page_renders(tmp_path):
     """Three arms (one that answers no cloze question) in all four settings at the quick budget, two seeds: the
     runner trains them, the table holds every setting's figures, and the study's page renders from it."""
-    from test_ablate import ablate
+    from tests.ablating import ablate
 
     out = tmp_path / "results" / "validity"
     only = ",".join(f"validity/*/*/{arm}" for arm in ("mlm", "span", "electra"))
