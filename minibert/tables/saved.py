@@ -1,13 +1,14 @@
 """The settings each experiment of a table was run with, as Lightning saved them: `<out>/configs/<experiment>.yaml`.
 
 LightningCLI writes the config a run resolved (every default, every plug-in's arguments, a budget's planned
-steps) as `config.yaml` in the run's own folder. `texts` keeps one per experiment beside the table: the
-settings all of the experiment's runs share, with a setting that differs between them (the seed, the seeds that
-follow it, the run's own folders) null. The table's axes (minibert.tables.axes) and the settings pages state
-(minibert.report.settings) are read from these files, so nothing in the harness stacks config files itself.
+steps) as `config.yaml` in the run's own folder. `texts` keeps one per experiment of a table (`of_table`: its
+own, their upstreams, and those whose runs it borrows) beside it: the settings all of the experiment's runs share,
+with a setting that differs between them (the seed, the seeds that follow it, the run's own folders) null; for
+borrowed runs, the file of the committed table they come from. The table's axes (minibert.tables.axes) and the
+settings pages state (minibert.report.settings) are read from these files, so nothing in the harness stacks
+config files itself.
 
-An experiment whose runs kept no config (runs made before tables kept them, a test's stand-in, or an upstream
-whose runs the table borrows) gets the one
+An experiment whose runs kept no config (runs made before tables kept them, or a test's stand-in) gets the one
 LightningCLI resolves for it: `resolve` parses its configs and overrides with the parser a run uses, for two
 seeds in two folders, and plans a budget as a run does; nothing trains. Its file says so in its first line.
 
