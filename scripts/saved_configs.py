@@ -41,14 +41,13 @@ def main(argv: list[str] | None = None) -> int:
         grid = grid_of(out, ROOT)
         ran = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()
         seeds = sorted({int(s) for s in ran["seed"]})
-        borrowed = table.borrowed_from(out)
-        own = saved.of_table(grid, set(ran["experiment"]) | set(borrowed))
-        kept = [r for r in plan(own, seeds, out, ROOT) if r.done]
-        written = saved.write(out, saved.texts(own, kept, ROOT, borrowed))
-        from_runs = len({r.experiment.name for r in kept})
+        kept = [r for r in plan(grid.experiments, seeds, out, ROOT) if r.done]
+        configs = saved.of_folder(out, grid, set(ran["experiment"]), kept, ROOT)
+        written = saved.write(out, configs)
+        from_runs = len({r.experiment.name for r in kept} & set(configs))
         print(f"{out}: {len(written)} saved configs, {from_runs} of them from their runs' own")
         if args.relabel:
-            table.relabel(out, grid, saved.read(out, [e.name for e in own]))
+            table.relabel(out, grid, {name: saved.load(text) for name, text in configs.items()})
             print(f"{out}: axis columns rewritten")
     return 0
 

@@ -164,6 +164,7 @@ class Renderer:
         self.tables: dict[Path, Data] = {}
         self.grids: dict[Path, Grid] = {}  # table folder -> its grid, loaded once
         self.studies: dict[Path, validity.Study] = {}
+        self.runs: dict[str, settings.Run] = {}  # each named run's saved config, read once
         self.touched: set[Path] = set()  # the tables the page being rendered reads
         self.readers: dict[Path, list[Path]] = {}  # table folder -> the pages that read it
         self.outputs: list[Path] = []  # every page and figure rendering writes (or, checking, would write)
@@ -209,7 +210,9 @@ class Renderer:
 
     def run(self, name: str) -> settings.Run:
         """The settings of a named run (`dyck-pretrain`, `finetune`, ...) as its saved config holds them."""
-        return settings.Run(self.root, name)
+        if name not in self.runs:
+            self.runs[name] = settings.Run(self.root, name)
+        return self.runs[name]
 
     def config_lines(self, path: str) -> int:
         """How many lines the file `path` under the root has (a config's length, as a page states it)."""

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
-
 from minibert.ablation.grid import Grid, load_grid
 from minibert.atomic_writes import write_atomic
 from minibert.checkout import without_absolute_paths
@@ -36,10 +34,8 @@ def record(
     out = Path(out)
     if not finished:
         raise RecordError(f"no finished run of this grid in {out}: nothing to report (existing files are kept)")
-    borrowed = table.borrowed_from(out)
-    own = saved.of_table(grid, {r.experiment.name for r in finished} | set(borrowed))
-    configs = saved.texts(own, finished, root, borrowed)
-    trees = {name: yaml.safe_load(text) for name, text in configs.items()}
+    configs = saved.of_folder(out, grid, {r.experiment.name for r in finished}, finished, root)
+    trees = {name: saved.load(text) for name, text in configs.items()}
     frame = table.from_runs(grid, [(r, r.summary()) for r in finished], trees)
     if (out / table.FILE).is_file() and not replace:
         before = table.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates()

@@ -45,7 +45,8 @@ RESOLVED = "# resolved by LightningCLI's parser from the experiment's configs an
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe either way; libyaml parses a table's hundreds faster
 
 
-def _load(text: str):
+def load(text: str) -> Any:
+    """A saved config's text as a tree."""
     return yaml.load(text, Loader=_LOADER)
 
 
@@ -139,7 +140,7 @@ def texts(
     for run in runs:
         config = run.run_dir / run.summary()["log_dir"] / SAVED
         if config.is_file():
-            kept.setdefault(run.experiment.name, []).append(_load(config.read_text()))
+            kept.setdefault(run.experiment.name, []).append(load(config.read_text()))
     found, borrowed = {}, borrowed or {}
     for e in experiments:
         source = path(Path(root) / borrowed[e.name], e.name) if e.name in borrowed else None
@@ -150,6 +151,15 @@ def texts(
         else:
             found[e.name] = _text(resolve(e, root), RESOLVED, Path(root))
     return found
+
+
+def of_folder(
+    out: str | Path, grid: Grid, names: Iterable[str], runs: Iterable, root: str | Path = "."
+) -> dict[str, str]:
+    """experiment -> its saved config's text (`texts`) for the table in `out` holding `names`: those experiments,
+    the ones it borrows (`yardsticks.csv`) and their upstreams (`of_table`)."""
+    borrowed = table.borrowed_from(out)
+    return texts(of_table(grid, {*names, *borrowed}), runs, root, borrowed)
 
 
 def of(out: str | Path, grid: Grid) -> dict[str, dict]:
@@ -174,7 +184,7 @@ def read(out: str | Path, experiments: Iterable[str]) -> dict[str, dict]:
     for experiment in experiments:
         file = path(out, experiment)
         try:
-            tree = _load(file.read_text())
+            tree = load(file.read_text())
         except FileNotFoundError:
             raise SavedError(
                 f"{file}: no saved config for {experiment} (record the table again, or run scripts/saved_configs.py "

@@ -250,14 +250,18 @@ def borrowed_from(out: str | Path) -> dict[str, str]:
     path = Path(out) / BORROWED
     if not path.is_file():
         return {}
-    refs = read_beside(path, out, "a list of borrowed runs", BORROWED_COLUMNS, ("seed",), {"run": str, "table": str})
+    refs = _borrowed_refs(path, out)
     return dict(zip(refs["experiment"], refs["table"]))
+
+
+def _borrowed_refs(path: Path, out: str | Path) -> pd.DataFrame:
+    return read_beside(path, out, "a list of borrowed runs", BORROWED_COLUMNS, ("seed",), {"run": str, "table": str})
 
 
 def _borrowed(path: Path, out: str | Path) -> list[pd.DataFrame]:
     """The rows `path` names (its runs: experiment, seed, run, and the committed table each is read from,
     relative to the checkout), read from those tables rather than copied beside this one."""
-    refs = read_beside(path, out, "a list of borrowed runs", BORROWED_COLUMNS, ("seed",), {"run": str, "table": str})
+    refs = _borrowed_refs(path, out)
     found = []
     for folder, wanted in refs.groupby("table"):
         if not (CHECKOUT / folder / FILE).is_file():
