@@ -30,16 +30,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
 from tqdm import tqdm
 
 from minibert.ablation.executors import LocalPool, Submitit
 from minibert.ablation.grid import Grid, GridError, check_metrics, load_grid
 from minibert.ablation.lock import Busy, OutLock
 from minibert.ablation.preflight import preflight
-from minibert.ablation.runner import DamagedSummary, Run, plan, run_all, triage
+from minibert.ablation.runner import BROKEN, DamagedSummary, Outcome, Run, plan, run_all, triage
 from minibert.checkout import CHECKOUT
 from minibert.places import shown
-from minibert.tables import questions, reproduction, table
+from minibert.tables import questions, reproduction, sealed, table
 from minibert.tables.record import RecordError, record
 from minibert.tables.table import FILE, TableError, grid_of_table, read_json
 
@@ -137,14 +138,17 @@ class Sweep:
         failed, machine, crashed, trained = [], [], [], 0
         if not self.report_only:
             failed, trained, machine, crashed = self._train(grid, runs, out)
-        # the table a rerun is read against, and the pages it could rewrite (training writes under runs/ only)
-        committed = self._committed(out) if trained and not failed and not crashed else None
+        committed = self._committed(out)  # the table a rerun is read against
+        draft = None if committed is None or self.publish else self._draft(out)  # where this machine's goes instead
         done = [r for r in runs if r.done]
         finished = [r for r in everything if r.done]
         if crashed and (self.stop_on_crash or not finished):  # nothing to record: the bug is the whole answer
             return _crashed(crashed, self.prog)
         check_metrics(grid, logged_metrics(finished))
-        if self.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
+        failed_all = not finished and bool(failed or machine)  # nothing to record: the failures are the whole story
+        if failed_all:
+            written = []
+        elif self.report_only and not finished and grid_of_table(out) == Path(grid.path).stem:  # a clone's table
             written = []
         elif self.report_only and (out / "run.json").is_file():  # how the runs were made stays as the run said
             made = read_json(out / "run.json")
@@ -152,15 +156,12 @@ class Sweep:
                              self.replace_report, ROOT)  # fmt: skip
         else:
             made = self._made(seeds, experiments, finished, runs, done, trained, time.perf_counter() - start)
-            written = record(out, grid, finished, made, self.replace_report, ROOT)
-        if self.render is not None:  # one writer: the pages this table feeds, as python -m minibert.report renders them
-            written += self.render(out, grid, ROOT)
+            written = record(draft or out, grid, finished, made, self.replace_report or draft is not None, ROOT)
+        if self.render is not None and not failed_all:  # one writer: the pages this table feeds, as python -m
+            written += self.render(draft or out, grid, ROOT)  # minibert.report renders them
         found = None
-        if committed is not None:
-            found = reproduction.compare_tables(committed[0], table.read(out))
-            if found.reproduced and not self.publish:  # the committed table and pages stay: nothing changed
-                reproduction.restore(committed[1], written)
-                written = []
+        if committed is not None and finished:
+            found = reproduction.compare_tables(committed, table.read(draft or out))
         if not self.quiet and written:
             print("wrote " + ", ".join(shown(p) for p in written))
         if crashed:  # a bug in the user's code, not an outcome: said as bad input, once the other cells are kept
@@ -174,14 +175,15 @@ class Sweep:
                           "the folder's permissions, or give another --out; finished runs are kept, so the same "
                           "command continues", EXIT_ENVIRONMENT, self.prog)  # fmt: skip
         missing = len(done) < len(runs) and not self.report_only  # report_only asks nothing to run
-        if found is not None:  # the last line: whether the committed figures reproduced
-            print(found.line() + ("" if found.reproduced or self.publish else "; the table and pages now hold this "
-                                  "machine's figures (git diff shows them)"))  # fmt: skip
+        if found is not None:  # the last line: whether the committed figures reproduced, and where this run's went
+            print(f"{found.line()}; " + (f"{shown(out)} and its pages now hold this machine's table" if draft is None
+                  else f"this machine's table and report are in {shown(draft)}, the committed ones as they were "
+                  "(--publish writes them into the checkout)"))  # fmt: skip
         return EXIT_FAILED if failed or missing else EXIT_OK
 
-    def _committed(self, out: Path):
-        """(the committed table, the bytes of every page a sweep may rewrite) for a sweep into a table of the
-        checkout's results/ that is there already; None otherwise (a new folder, a user's own, report-only)."""
+    def _committed(self, out: Path) -> pd.DataFrame | None:
+        """The committed table a sweep that trains into a table of the checkout's results/ is read against (the
+        README's first command on a fresh clone); None otherwise (a new folder, a user's own, report-only)."""
         if (
             self.report_only
             or self.render is None
@@ -189,7 +191,19 @@ class Sweep:
             or not (out / FILE).is_file()
         ):
             return None
-        return table.read(out), reproduction.snapshot(ROOT)
+        return table.read(out)
+
+    @staticmethod
+    def _draft(out: Path) -> Path:
+        """Where a sweep into a committed table writes this machine's table and report unless asked to publish:
+        the checkout is not an output, so `results/dyck` becomes `runs/results/dyck` (ignored by git), with the
+        family and the borrowed runs the committed table is held to copied beside it."""
+        draft = ROOT / "runs" / out.relative_to(ROOT)
+        draft.mkdir(parents=True, exist_ok=True)
+        for name in (questions.FILE, table.BORROWED):
+            if (out / name).is_file():
+                sealed.copy(out / name, draft / name)  # with its seal, where it has one
+        return draft
 
     def _train(self, grid: Grid, runs: list[Run], out: Path) -> tuple[list, int, list[OSError], list]:
         """Train the runs not reusable, with a progress bar: (failed runs with reasons, runs trained, machine
@@ -214,8 +228,10 @@ class Sweep:
             signal.signal(signal.SIGTERM, previous)
         progress.close()
         for run, reason in outcome.failed:
-            if not (outcome.crashed and reason.startswith("not tried:")):  # implied by the crash's own line
+            if not reason.startswith("not tried:") and reason != BROKEN:  # implied by the crash's or the pool's line
                 print(f"run failed: {run.label}: {reason}", file=sys.stderr)
+        if outcome.broken:
+            print(_broken(outcome), file=sys.stderr)
         return outcome.failed, len(outcome.finished), outcome.machine, outcome.crashed
 
     def _executor(self, out: Path):
@@ -282,11 +298,25 @@ class _Progress:
             self.bar.close()
 
 
+def _broken(outcome: Outcome) -> str:
+    """The one line for a worker pool that broke: which runs went with it, and where to look."""
+    going, logs = outcome.broken, [r.run_dir / "run.log" for r in outcome.broken if (r.run_dir / "run.log").is_file()]
+    untried = sum(reason == f"not tried: {BROKEN}" for _, reason in outcome.failed)
+    return (f"runs failed: a worker process died without a word (killed for memory? a crash in native code?) and "
+            f"broke the pool, with the {len(going)} runs going ({', '.join(r.label for r in going[:4])}"
+            f"{' ...' if len(going) > 4 else ''}); {untried} more not tried; "
+            + (f"logs: {', '.join(shown(p) for p in logs[:2])}" if logs else "none had written a log")
+            + "; the finished runs are kept, so the same command continues")  # fmt: skip
+
+
 def _crashed(crashed: list, prog: str) -> int:
-    """Each run that crashed in plug-in code, in one line (minibert.ablation.crashes): bad input."""
+    """Each cell whose runs crashed in plug-in code, in one line (minibert.ablation.crashes): bad input."""
+    by_cell: dict[str, list] = {}
     for run, reason in crashed:
-        print(f"{prog}: error: {run.label} crashed in plug-in code: {reason}; fix the plug-in and run again",
-              file=sys.stderr)  # fmt: skip
+        by_cell.setdefault(run.experiment.name, []).append((run, reason))
+    for (run, reason), *more in by_cell.values():  # its other seeds were already going: the same code, the same bug
+        also = f" (and {len(more)} more seed{'s' * (len(more) > 1)} of it the same way)" if more else ""
+        print(f"{prog}: error: {run.label} {reason}{also}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

@@ -3,9 +3,10 @@ exception, the plug-in's file and line, and the runner stops trying that cell (`
 comparison (`scripts/compare.py`) at once.
 
 Plug-in code is any file outside the minibert package, the standard library and the installed packages: an
-objective or language a user wrote, wherever it lies. A loss that is not finite before any finite one (the first
-training step) comes from the objective, not from a learning rate: when that objective is a plug-in, it is a
-crash of the plug-in too.
+objective or language a user wrote, wherever it lies. A plug-in objective's loss that is not finite, at any step,
+stops its cell the same way, in one line naming the objective's file and the step: before any finite loss it comes
+from the objective's code; after finite ones, from its code or the learning rate, as the losses before it tell
+(`minibert.training.module.NonFiniteLoss`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,18 @@ INSTALLED = {Path(p).resolve() for key in ("stdlib", "platstdlib", "purelib", "p
 
 
 class PluginCrash(RuntimeError):
-    """A run stopped by an exception raised in plug-in code; the message names it and where (one line)."""
+    """A run stopped by plug-in code; the message names what happened and where, `what` how the run ended and
+    `fix` what to do (`line`: all of it in one line)."""
+
+    def __init__(self, message: str, what: str = "crashed in plug-in code", fix: str = "fix the plug-in") -> None:
+        super().__init__(message)
+        self.what, self.fix = what, fix
+
+    def __reduce__(self):  # it crosses from a worker to its runner whole
+        return type(self), (str(self), self.what, self.fix)
+
+    def line(self, log: Path) -> str:
+        return f"{self.what}: {self} (log: {log}); {self.fix} and run again"
 
 
 def is_plugin_file(filename: str) -> bool:
@@ -35,17 +47,17 @@ def is_plugin_file(filename: str) -> bool:
 
 def plugin_crash(err: BaseException) -> PluginCrash | None:
     """`err`, or the innermost error of its chain (a wrapper such as jsonargparse's keeps the original as its
-    cause), as a PluginCrash when it was raised in plug-in code (its innermost such frame), or is a first-step
-    non-finite loss of a plug-in objective (`minibert.training.module.NonFiniteLoss`); else None."""
+    cause), as a PluginCrash when it was raised in plug-in code (its innermost such frame), or is a non-finite
+    loss of a plug-in objective (`minibert.training.module.NonFiniteLoss`); else None."""
     chain, seen = [], set()
     while err is not None and id(err) not in seen:
         seen.add(id(err))
         chain.append(err)
         err = err.__cause__ or (None if err.__suppress_context__ else err.__context__)
     for e in reversed(chain):  # the original error first
-        where = getattr(e, "objective_file", None) if getattr(e, "first", False) else None
-        if where is not None and is_plugin_file(where):
-            return PluginCrash(f"{e} ({where})")
+        if (where := getattr(e, "objective_file", None)) is not None and is_plugin_file(where):  # a NonFiniteLoss
+            fix = "fix the plug-in" if e.first else "fix the plug-in (or, if it diverged, lower model.init_args.lr)"
+            return PluginCrash(f"{e} ({where})", what=f"stopped at step {e.step}", fix=fix)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if is_plugin_file(f.filename)]
         if frames:
             said = " ".join(str(e).split()) or "(no message)"

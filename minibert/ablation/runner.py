@@ -18,10 +18,12 @@ import errno
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import sys
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -191,6 +193,8 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
             machine = isinstance(err, OSError) and err.errno in MACHINE_ERRNOS  # the machine's, wherever raised
             if not machine and (crash := plugin_crash(err)) is not None:
                 raise crash from None
+            if not _crosses(err):  # the runner could not rebuild it, and the pool would break under it
+                raise RunFailed(f"{type(err).__name__}: {err}") from None
             raise
         if logger == "wandb":
             import wandb
@@ -200,6 +204,21 @@ def execute(run: Run, root: str, logger: str, grid: str = "") -> dict:
     summary["log_dir"] = os.path.relpath(summary["log_dir"], run.run_dir)
     write_json(run.run_dir / DONE, summary)  # last, atomically: its presence means the run finished
     return summary
+
+
+class RunFailed(RuntimeError):
+    """A run's error, as its text: what a worker raises in place of an exception its runner could not unpickle."""
+
+
+def _crosses(err: BaseException) -> bool:
+    """Whether `err` survives the trip from a worker to its runner (pickled, then rebuilt from its args): one that
+    does not, such as an exception whose constructor takes other arguments than its message, breaks the whole
+    process pool, and every other run with it."""
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:
+        return False
+    return True
 
 
 @dataclass
@@ -250,6 +269,10 @@ class Outcome:
     failed: list[tuple[Run, str]]  # run and the reason (with its log path)
     machine: list[OSError] = field(default_factory=list)  # failures that were the machine's (MACHINE_ERRNOS)
     crashed: list[tuple[Run, str]] = field(default_factory=list)  # runs that crashed in plug-in code, and where
+    broken: list[Run] = field(default_factory=list)  # runs going when the worker pool broke (a worker died abruptly)
+
+
+BROKEN = "its worker pool broke"  # the reason of a run that was going when it did; "not tried: " + it, the rest
 
 
 def run_all(
@@ -298,25 +321,40 @@ def run_all(
                 executor.result(job)
             except PluginCrash as err:
                 failed_keys.add(r.key)
-                outcome.crashed.append((r, f"{err} (log: {r.run_dir / 'run.log'})"))
+                outcome.crashed.append((r, err.line(r.run_dir / "run.log")))
                 on_progress(r, "failed")
                 same = [x for x in todo if x.experiment.name == r.experiment.name or stop_on_crash]
                 for x in same:  # not tried: the same code would crash the same way
                     todo.remove(x)
                     failed_keys.add(x.key)
                     outcome.failed.append((x, f"not tried: {r.label} crashed in plug-in code"))
-                    on_progress(x, "failed")
+                    on_progress(x, "not run")
                 if stop_on_crash:  # leaving the executor cancels the runs still going
                     return outcome
+            except BrokenProcessPool:  # a worker died without a word (killed for memory, native code): one story
+                failed_keys.add(r.key)
+                outcome.broken.append(r)
+                outcome.failed.append((r, BROKEN))
+                on_progress(r, "not run")
             except (Exception, SystemExit) as err:  # SystemExit: a worker stopped by SIGTERM (training.preemption)
                 failed_keys.add(r.key)
                 if isinstance(err, OSError) and err.errno in MACHINE_ERRNOS:
                     outcome.machine.append(err)
-                reason = "".join(traceback.format_exception_only(type(err), err)).strip()
+                reason = (
+                    str(err)
+                    if isinstance(err, RunFailed)
+                    else "".join(traceback.format_exception_only(type(err), err)).strip()
+                )
                 outcome.failed.append((r, f"{reason} (log: {r.run_dir / 'run.log'})"))
                 on_progress(r, "failed")
             else:
                 finished_keys.add(r.key)
                 outcome.finished.append(r)
                 on_progress(r, "finished")
+        if outcome.broken:  # nothing more can start on it: what is going fails with it, the rest is not tried
+            for x in todo:
+                failed_keys.add(x.key)
+                outcome.failed.append((x, f"not tried: {BROKEN}"))
+                on_progress(x, "not run")
+            todo = []
     return outcome

@@ -20,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+from collections import deque
 from dataclasses import asdict
+from pathlib import Path
 
 import lightning as L
 import torch
@@ -33,24 +35,54 @@ from minibert.training.checkpoints import load_encoder_weights, read_checkpoint
 from minibert.training.metrics import CategoryAccuracy, DocumentTally, MeanValues
 from minibert.validation import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, SEED, check
 
+PACKAGE = Path(__file__).resolve().parents[1]  # minibert: a shipped objective's file lies under it
+
 
 class NonFiniteLoss(FloatingPointError):
-    """A training loss that is not finite. Before any finite loss (`first`), the objective returned it from its
-    first batches: its own code is at fault, which the message says (and `objective_file` names); after finite
-    losses, training diverged, which a learning rate far too high does."""
+    """A training loss that is not finite, with what the losses before it say of the cause. Before any finite loss
+    (`first`), the objective returned it from its first batch: its own code is at fault. After finite losses that
+    rose (`rising`: the last above RISE times the lowest of the last RECENT), training diverged, which a learning
+    rate too high does. After finite losses that did not rise, a shipped objective points to the settings too; a
+    plug-in's own code is as likely (a division by zero, a log of zero), and the message names both causes.
 
-    def __init__(self, value: float, step: int, last_finite: float, objective: type) -> None:
-        self.first = math.isnan(last_finite)
-        self.objective_file = inspect.getsourcefile(objective)
+    It crosses processes (a grid's worker sends it to its runner) by its fields, not its message."""
+
+    RECENT, RISE = 20, 1.5
+
+    def __init__(self, value: float, step: int, recent: tuple[float, ...], name: str, file: str, shipped: bool) -> None:
+        self.value, self.step, self.recent, self.name, self.file = value, step, tuple(recent), name, file
+        self.first, self.shipped = not self.recent, shipped
+        self.rising = len(self.recent) > 1 and self.recent[-1] > self.RISE * min(self.recent)
+        where = f"non-finite training loss {value} at step {step}"
         if self.first:
-            why = (f"before any finite loss: {objective.__name__}'s loss is not finite from its first batch, so the "
-                   "objective's code is at fault, not the learning rate")  # fmt: skip
+            why = (f"before any finite loss: {name}'s loss is not finite from its first batch, so the objective's "
+                   "code is at fault, not the learning rate")  # fmt: skip
+        elif self.rising:
+            why = (f"after the loss rose from {min(self.recent):.4f} to {self.recent[-1]:.4f} over the last "
+                   f"{len(self.recent)} steps (last finite loss {self.recent[-1]:.4f}): training diverged (learning "
+                   "rate too high?)")  # fmt: skip
+        elif shipped:
+            why = (f"after finite losses (last finite loss {self.recent[-1]:.4f}) of the shipped objective {name}: "
+                   "training diverged (learning rate too high?)")  # fmt: skip
         else:
-            why = (
-                f"after finite losses (last finite loss {last_finite:.4f}): training diverged (learning rate too high?)"
-            )
-        super().__init__(f"non-finite training loss {value} at step {step}, {why}; stopping instead of training on "
-                         "garbage")  # fmt: skip
+            why = (f"after finite losses that were not rising (last finite loss {self.recent[-1]:.4f}): either "
+                   f"{name}'s own code made it (a division by zero, a log of zero, an overflow) or training diverged "
+                   "(a learning rate too high)")  # fmt: skip
+        super().__init__(f"{where}, {why}; stopping instead of training on garbage")
+
+    @classmethod
+    def of(cls, value: float, step: int, recent, objective: type) -> NonFiniteLoss:
+        """The error for `objective`'s loss `value` at `step`, after the finite losses `recent` (oldest first)."""
+        file = inspect.getsourcefile(objective) or "<unknown>"
+        shipped = Path(file).resolve().is_relative_to(PACKAGE)
+        return cls(value, step, tuple(recent), objective.__name__, file, shipped)
+
+    @property
+    def objective_file(self) -> str:
+        return self.file
+
+    def __reduce__(self):
+        return type(self), (self.value, self.step, self.recent, self.name, self.file, self.shipped)
 
 
 class EncoderModule(L.LightningModule):
@@ -113,7 +145,7 @@ class EncoderModule(L.LightningModule):
         # `.../n_d<k>` and `.../reference/<name>/acc_d<k>` by RunSummary, for intervals that resample documents
         self.document_tallies = nn.ModuleList(DocumentTally(b.references) for b in boards.values())
         self.by_document: dict[str, float] = {}
-        self._last_finite_loss = math.nan
+        self._recent_losses: deque[float] = deque(maxlen=NonFiniteLoss.RECENT)  # finite, for NonFiniteLoss
 
     def _continue_from(self, path: str) -> None:
         checkpoint = read_checkpoint(path)
@@ -145,8 +177,8 @@ class EncoderModule(L.LightningModule):
         loss = out.loss.detach()
         value = loss.item()  # the step's one host read (a sync on GPU): it is logged anyway
         if not math.isfinite(value):
-            raise NonFiniteLoss(value, self.global_step, self._last_finite_loss, type(self.objective))
-        self._last_finite_loss = value
+            raise NonFiniteLoss.of(value, self.global_step, self._recent_losses, type(self.objective))
+        self._recent_losses.append(value)
         if self._writes_step_logs():
             self.log("train/loss", loss, prog_bar=True)
             # cumulative, summed over DDP ranks; float64 (but where the device has none), as float32 rounds

@@ -41,7 +41,8 @@ def test_tiny_grid_writes_its_table_how_it_ran_and_its_report(finished):
     )
     assert {p.name for p in out.glob("[!.]*") if p.is_file()} == {
         "results.csv", "categories.csv", "curves.csv", "code.csv", "run.json", "family.json", "verdicts.csv",
-        "ablation.md", "dashboard.html", "claims.png", "curves.png", "categories.png"}  # fmt: skip
+        "ablation.md", "dashboard.html", "claims.png", "curves.png", "categories.png", "results.csv.seal",
+        "categories.csv.seal", "curves.csv.seal", "code.csv.seal", "verdicts.csv.seal"}  # fmt: skip
     assert "6 runs trained, 0 reused" in made(out)["wall time of this invocation"]
     # the family its verdicts are held over, recorded before the first run trained: a grid outside the configs has
     # its claims
@@ -386,11 +387,12 @@ def test_input_refused_before_any_run_leaves_no_folder_behind(tmp_path, bad):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_rerun_into_a_committed_table_says_whether_it_reproduced_and_leaves_it_as_it_was(tmp_path, monkeypatch,
+def test_a_rerun_into_a_committed_table_leaves_it_as_it_was_and_says_whether_it_reproduced(tmp_path, monkeypatch,
                                                                                          capsys):  # fmt: skip
     """The README's first command on a fresh clone: the runs are trained again into a table committed under
-    results/. Every figure within its tolerance: the last line says so and every committed file is as it was (this
-    machine's timings stay out). A figure that moved: the last line names it, and the table holds the new one."""
+    results/. Reproduced or not, every committed file stays as it was; this machine's table and report go to
+    runs/<the table's folder>, and the last line says which figures moved and where the table went. With
+    --publish, the committed table holds this machine's figures."""
     import minibert.sweep
     from minibert.sweep import Sweep
 
@@ -412,26 +414,35 @@ def test_a_rerun_into_a_committed_table_says_whether_it_reproduced_and_leaves_it
         )
     )
     monkeypatch.setattr(minibert.sweep, "ROOT", root)
-    out = root / "results" / "tiny"
+    out, draft = root / "results" / "tiny", root / "runs" / "results" / "tiny"
 
-    def rerun() -> tuple[int, str]:
+    def rerun(into_checkout: bool = False) -> tuple[int, str]:
         shutil.rmtree(out / "runs")  # a fresh clone: the committed table without its runs
-        code = Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1, render=publish).run()
+        code = Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1, render=publish, publish=into_checkout).run()
         return code, capsys.readouterr().out.strip().splitlines()[-1]
 
     assert Sweep(grid="grid.yaml", out=out, seeds=[0], workers=1, render=publish).run() == 0  # the table as committed
 
-    def files() -> dict:  # what git tracks: not the runner's lock
-        return {p: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".ablate.lock"}
+    def files() -> dict:  # what git tracks: not the runner's lock, nor the runs
+        return {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "runs" not in p.relative_to(out).parts
+                and p.name != ".ablate.lock"}  # fmt: skip
 
     committed = files()
     code, last = rerun()
     assert code == 0 and last.startswith("reproduced: ") and "within its tolerance of the committed table" in last
+    assert f"this machine's table and report are in {draft}" in last and "--publish" in last
     assert files() == committed  # nothing rewritten
+    assert (draft / "results.csv").is_file() and (draft / "dashboard.html").is_file()
     frame = table.read(out)
     moved = (frame.metric == "val/acc") & (frame.category == "")
     frame.loc[moved, "value"] += 0.1  # a committed figure that this code no longer gives
-    frame.to_csv(out / "results.csv", index=False, float_format="%.17g")
+    table.write(frame, out)  # as older code wrote it: a table whose seal says so, not one edited since
+    committed = files()
     code, last = rerun()
     assert code == 0 and last.startswith("not reproduced: 1 of ") and "pretrain/mlm seed 0 val/acc" in last
+    assert files() == committed  # the committed table keeps its figure, this machine's is in the draft
+    now = table.read(draft).set_index(["metric", "category"]).loc[("val/acc", ""), "value"]
+    assert float(now) == pytest.approx(float(frame.loc[moved, "value"].iloc[0]) - 0.1)
+    code, last = rerun(into_checkout=True)
+    assert code == 0 and last.startswith("not reproduced: 1 of ") and "now hold this machine's table" in last
     assert table.read(out).loc[moved, "value"].tolist() == pytest.approx((frame.loc[moved, "value"] - 0.1).tolist())
