@@ -70,14 +70,14 @@ class Borrowed:
         """`<out>/yardsticks.csv`: the borrowed runs of `seeds` (those the comparison has looked at), each with the
         committed table it is read from, so that the folder's table, pages and dashboard hold the seeds its
         verdicts rest on; removed where there are none."""
-        from minibert.tables import table
+        from minibert.tables import sealed, table
 
         path = out / table.BORROWED
         rows = None if self.rows is None else self.rows[self.rows["seed"].isin(seeds)]
         if rows is not None and len(rows):
-            write_atomic(path, rows.to_csv(index=False))
+            sealed.write(path, rows.to_csv(index=False))
         else:
-            path.unlink(missing_ok=True)
+            sealed.remove(path)
 
 
 def borrow(grid, arms: list[str], seeds: list[int], out: Path, fresh: bool = False) -> Borrowed:

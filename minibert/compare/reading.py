@@ -41,15 +41,22 @@ def design_lines(design: Design, unit: str) -> list[str]:
             f"the mean difference in {unit} is reported beside it."]  # fmt: skip
 
 
-def cost_lines(design: Design, per_seed: float | None, workers: int, minutes: float | None) -> list[str]:
-    """How long the first look and the cap will take at the recorded pace, and where `minutes` stops it."""
+def cost_lines(
+    design: Design, per_seed: float | None, workers: int, minutes: float | None, left: int, looked: int
+) -> list[str]:
+    """What is left at the recorded pace (`left`: seeds of the first look not yet run; `looked`: seeds every pair
+    has looked at already), and where `minutes` stops it. The first runs measure this machine's own pace, which
+    is said once they finish."""
     first, cap = design.first_look(design.pairs), design.cap
+    resumed = f"resumed after {looked} seeds: " if looked else ""
     if per_seed is None:
-        lines = ["no time estimate: no table in --out or results/ holds these arms' wall times."]
+        lines = [f"{resumed}no time estimate until the first runs finish: no table in --out or results/ holds these "
+                 "arms' wall times."]  # fmt: skip
     else:
-        lines = [f"about {per_seed / 60:.1f} min a seed with {workers} workers (from recorded runs' wall times, which "
-                 f"may come from a slower or faster machine): the first look about {first * per_seed / 60:.0f} min, "
-                 f"the cap about {cap * per_seed / 60:.0f} min."]  # fmt: skip
+        rest = f"the first look about {left * per_seed / 60:.0f} min" if left else "the first look done"
+        lines = [f"{resumed}about {per_seed / 60:.1f} min a seed with {workers} workers at the recorded pace (runs' "
+                 f"wall times from the machine that made them; the first runs here measure this one's): {rest}, "
+                 f"the cap about {(cap - max(looked, first - left)) * per_seed / 60:.0f} min more."]  # fmt: skip
     if minutes is not None:  # the clock, not the estimate, stops it: the pace is re-measured on every seed
         fits = "" if per_seed is None else f" (about {max(first, math.floor(minutes * 60 / per_seed))} seeds)"
         lines.append(f"--minutes {minutes:g}: stops before a seed that would pass it{fits}, at the pace this machine "

@@ -44,6 +44,7 @@ from minibert.compare.timing import estimate
 from minibert.compare.yardsticks import default_folder, judged_figures, plugin_grid, relative
 from minibert.places import shown
 from minibert.sweep import EXIT_BAD_INPUT, EXIT_ENVIRONMENT, ROOT, Sweep, use_plugins
+from minibert.tables import sealed
 from minibert.tables import table as table_file
 from minibert.tables.query import Data
 from minibert.tables.table import FILE, TableError
@@ -99,18 +100,29 @@ def _fits_the_clock(c: _Comparison) -> None:
     """ComparisonError, before anything trains, when `--minutes` cannot hold the seeds the first look still needs
     (those every arm has not run in the folder yet), at the recorded pace: the clock is honoured from the first
     seed, unless `--overrun` accepts it."""
-    minutes, first = c.request.minutes, c.design.first_look(c.pairs)
+    minutes = c.request.minutes
     if minutes is None or c.per_seed is None or c.request.overrun:
         return
-    data = Data.load(c.out) if (c.out / FILE).is_file() else None  # runs already in the folder are reused
-    ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in c.design.arms]
-    ran = [seeds | {s for a, s in c.borrowed.covered if a == arm} for seeds, arm in zip(ran, c.design.arms)]
-    todo = len(set(c.design.seeds(first)) - set.intersection(*ran))
-    if (cost := todo * c.per_seed) > minutes * 60:
+    if (cost := (todo := _first_look_left(c)) * c.per_seed) > minutes * 60:
         raise ComparisonError(f"--minutes {minutes:g}: the first look runs {todo} seeds at once (no verdict comes "
                               f"sooner), about {cost / 60:.0f} min at the recorded pace; give more --minutes, fewer "
                               "--languages, --shrink to judge fewer pairs, or --overrun to run it "
                               "regardless")  # fmt: skip
+
+
+def _first_look_left(c: _Comparison) -> int:
+    """Seeds of the first look that some arm has not run yet (in the folder, or as a committed yardstick)."""
+    data = Data.load(c.out) if (c.out / FILE).is_file() else None  # runs already in the folder are reused
+    ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in c.design.arms]
+    ran = [seeds | {s for a, s in c.borrowed.covered if a == arm} for seeds, arm in zip(ran, c.design.arms)]
+    return len(set(c.design.seeds(c.design.first_look(c.pairs))) - set.intersection(*ran))
+
+
+def _unrun(c: _Comparison, arms: list[str], seeds: list[int]) -> list[int]:
+    """Those of `seeds` that some of `arms` has not run in the comparison's folder yet."""
+    data = Data.load(c.out) if (c.out / FILE).is_file() else None
+    ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in arms]
+    return [s for s in seeds if not all(s in r for r in ran)]
 
 
 def _out(request: Request) -> Path:
@@ -193,6 +205,7 @@ def _still_paired(out: Path, design: Design, looks: dict[str, int], borrowed: Bo
     if not before.is_file():
         return
     looked = set(design.seeds(max(looks.values())))
+    sealed.check(before, "give another --out to start again")  # a list cut since would hide runs it paired with
     paired = pd.read_csv(before, usecols=["experiment", "seed"]).drop_duplicates()
     own = table_file.read(out, borrowed=False)[["experiment", "seed"]].drop_duplicates() if (out / FILE).is_file() \
         else paired.iloc[:0]  # fmt: skip
@@ -258,7 +271,8 @@ def _say(c: _Comparison) -> None:
     metrics = [p.metric for p in c.pairs]
     lines = [f"judged on {measure_line(c.request.finetune, metrics)}"] if c.request.objective is not None else []
     lines += [*c.notes, *design_lines(c.design, unit)]
-    lines += cost_lines(c.design, c.per_seed, c.request.workers, c.request.minutes)
+    lines += cost_lines(c.design, c.per_seed, c.request.workers, c.request.minutes, _first_look_left(c),
+                        min(c.looks.values(), default=0))  # fmt: skip
     for line in lines:
         print(f"compare.py: {line}", file=sys.stderr)
 
@@ -270,6 +284,7 @@ def _loop(c: _Comparison, start: float, render: Callable | None) -> int:
     code, seed_time, clock, wall = 0, c.per_seed or 0.0, None, 0.0  # clock: the look the minutes stopped at
     first_train = c.training(c.design.arms, c.design.seeds(c.design.first_look(c.pairs)))
     round_time = seed_time * request.workers / max(1, len(first_train))  # seconds one run takes on a worker
+    measured = False  # whether round_time is this machine's, from runs of this command, or still the recorded one
     while True:
         c.borrowed.write(c.out, design.seeds(max(looks.values(), default=0)))  # the committed rows looked at
         data = Data.load(c.out) if (c.out / FILE).is_file() else None
@@ -293,8 +308,16 @@ def _loop(c: _Comparison, start: float, render: Callable | None) -> int:
         batch = design.seeds(min(design.cap, max(look + max(1, request.workers // max(1, len(alone))), first)))[look:]
         while look >= first and len(batch) > 1 and len(c.training(arms, batch)) > len(alone):
             batch = batch[:-1]  # past the committed seeds more arms train: one seed at a time from there
+        wave = [] if measured or look >= first else _unrun(c, c.training(arms, batch), batch)
+        if len(wave) * max(1, len(alone)) > request.workers:
+            # a first wave, one run a worker, measures this machine's pace as it is now (its load included)
+            # before the rest of the first look is priced and run; the seeds before it are in the folder already
+            wave = wave[: max(1, request.workers // max(1, len(alone)))]
+            batch = batch[: batch.index(wave[-1]) + 1]
+        else:
+            wave = []
         train = c.training(arms, batch)
-        rounds = math.ceil(len(train) * len(batch) / request.workers)  # runs one after another on each worker
+        rounds = math.ceil(len(train) * len(wave or batch) / request.workers)  # runs one after another on a worker
         spent = time.perf_counter() - start
         if request.minutes is not None and look >= first and spent + round_time * rounds > request.minutes * 60:
             # a stop on the clock is a stop like any other for a confidence sequence: the open pairs end capped
@@ -318,11 +341,36 @@ def _loop(c: _Comparison, start: float, render: Callable | None) -> int:
         code = max(code, status)  # a failed run: its seed counts as failed for the pairs that need it
         for p in open_pairs:
             looks[p.label] = looks.get(p.label, 0) + len(batch)
+        if wave:
+            measured = True
+            if (said := _paced(c, arms, look + len(batch), first, round_time, time.perf_counter() - start)) is not None:
+                print(f"compare.py: error: {said}", file=sys.stderr)
+                return EXIT_BAD_INPUT
     if render is not None:  # every page this table feeds, the record as it is
         render(c.out, load_grid(c.grid, root=ROOT), ROOT)
     print("\n".join(_verdicts(c, data, design, judged, clock, seed_time or None)))
     print(f"wrote {shown(c.record)} and {shown(c.record.with_suffix('.md'))}; {wall:.0f} s (the record's wall time)")
     return code
+
+
+def _paced(c: _Comparison, arms: list[str], looked: int, first: int, run_s: float, spent: float) -> str | None:
+    """Say what is left at this machine's pace (`run_s`: seconds a run took on a worker in this command's first
+    wave); where the rest of the first look would pass --minutes (and --overrun does not accept it), the refusal."""
+    seeds = c.design.seeds(max(first, looked))[looked:]
+    left = math.ceil(len(c.training(arms, seeds)) * len(seeds) / c.request.workers) * run_s
+    per_seed = run_s * len(c.training(arms, c.design.seeds(looked + 1)[looked:])) / c.request.workers
+    cap = left + (c.design.cap - max(first, looked)) * per_seed
+    print(f"compare.py: this machine's pace, measured on its first runs: about {run_s / 60:.1f} min a run with "
+          f"{c.request.workers} workers; the first look about {left / 60:.0f} min more, the cap about "
+          f"{cap / 60:.0f} min more", file=sys.stderr)  # fmt: skip
+    minutes = c.request.minutes
+    if minutes is None or c.request.overrun or not seeds or spent + left <= minutes * 60:
+        return None
+    return (
+        f"--minutes {minutes:g}: the rest of the first look ({len(seeds)} seeds, no verdict comes sooner) would "
+        f"take about {left / 60:.0f} min more at this machine's pace, past the {minutes:g} min; the runs made are "
+        "kept, so the same command with more --minutes (or --overrun) continues"
+    )
 
 
 def _verdicts(

@@ -5,7 +5,7 @@ beside the page. Labels are whole (wrapped, never cut); every figure states what
 - `lines`: one figure per selection over an axis (a budget, a rate, a length), mean and 95% band per arm;
 - `scatter`: each arm's effect in one setting against its effect in another, both intervals drawn;
 - `curves`: learning curves, each arm's mean over seeds with its band from the lowest to the highest seed;
-- `categories`: each arm's figure per category (distance, depth, ...) with its 95% interval.
+- `categories`: each arm's figure per category (distance, depth, ...), its 95% interval, its own exact ceiling.
 """
 
 from __future__ import annotations
@@ -167,14 +167,16 @@ def curves(path: Path, panels: list[tuple[str, str, dict[str, tuple]]], title: s
 
 def categories(path: Path, panels: list[tuple], ylabel: str, title: str) -> None:
     """One panel per (panel title, category labels, {arm: a Stat per category or None}, each category's group,
-    each category's exact ceiling or None): each arm's mean with its 95% interval at every category, arms side
-    by side (points for proportions), groups apart and named, the ceiling a black bar across its category."""
+    {arm: its exact ceiling per category or None}): each arm's mean with its 95% interval at every category, arms
+    side by side (points for proportions), groups apart and named. An arm's ceiling is a black bar over its own
+    slot only, one bar spanning neighbours whose ceilings are equal: arms bounded differently (a left-only ceiling
+    beside a bidirectional one) never share a line that bounds neither, and an arm with no ceiling gets none."""
     widest = max(len(panel[1]) for panel in panels)  # an inch a category, so their names stay apart
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(9.5, 1.0 * widest + 3), 3.5 * len(panels) + 0.6),
                              squeeze=False)  # fmt: skip
     colour = _colours(panels, 2)
-    for ax, (name, labels, arms, groups, bounds) in zip(axes[:, 0], panels):
-        width = 0.8 / max(1, len(arms))
+    for ax, (name, labels, arms, groups, ceilings) in zip(axes[:, 0], panels):
+        width = 0.8 / max(1, len(arms))  # each arm's slot within a category, in category units
         scale = 1
         for k, (arm, found) in enumerate(arms.items()):
             xs = [i - 0.4 + width * (k + 0.5) for i, s in enumerate(found) if s is not None]
@@ -186,10 +188,12 @@ def categories(path: Path, panels: list[tuple], ylabel: str, title: str) -> None
             err = [[scale * (s.mean - s.interval.lo) for s in shown], [scale * (s.interval.hi - s.mean) for s in shown]]
             ax.errorbar(xs, mean, yerr=err, fmt="o", ms=3.5, capsize=2, lw=0.9, label=_wrap(arm, 34), color=colour[arm])
         marked = False
-        for i, bound in enumerate(bounds):
-            if bound is not None:
-                ax.hlines(scale * bound, i - 0.45, i + 0.45, colors="black", lw=1.6,
-                          label=None if marked else "exact ceiling")  # fmt: skip
+        for i in range(len(labels)):  # each arm's ceiling only over a point of it that the ceiling bounds
+            over = [ceilings.get(arm, [None] * len(labels))[i] if found[i] is not None else None
+                    for arm, found in arms.items()]  # fmt: skip
+            for first, end, bound in _runs(over):
+                ax.hlines(scale * bound, i - 0.4 + width * first, i - 0.4 + width * end, colors="black", lw=1.6,
+                          label=None if marked else "exact ceiling of the arm(s) under it")  # fmt: skip
                 marked = True
         starts = [i for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]]
         for i in starts[1:]:
@@ -208,3 +212,21 @@ def categories(path: Path, panels: list[tuple], ylabel: str, title: str) -> None
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     save(fig, path)
+
+
+def _runs(values: list) -> list[tuple[int, int, float]]:
+    """(first, end, value) of each run of equal values that are not None, end exclusive: equal means equal, so
+    a bar spans only arms whose ceilings are the same figure.
+
+    >>> _runs([0.9, 0.9, None, 0.6, 0.9])
+    [(0, 2, 0.9), (3, 4, 0.6), (4, 5, 0.9)]
+    """
+    runs = []
+    for k, v in enumerate(values):
+        if v is None:
+            continue
+        if runs and runs[-1][1] == k and runs[-1][2] == v:
+            runs[-1] = (runs[-1][0], k + 1, v)
+        else:
+            runs.append((k, k + 1, v))
+    return runs

@@ -8,6 +8,7 @@ per experiment, then each experiment's categories behind a toggle (in Markdown: 
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,8 @@ class Answer:
 def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
     """A pair claim ('lower' below 'higher') as the paired difference higher − lower; a threshold claim as the
     value's interval against its bounds, each bound a test of value - bound (or bound - value) in the table's
-    family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family).
+    family. Holds when the whole interval is on the claimed side, after the family's adjustment (stats.Family);
+    a claim left undecided although its interval alone is clear of zero says why on its line (`undecided`).
     A pair claim whose two experiments a comparison recorded in `out/comparisons/` holds (`recorded_claim`) is
     judged by that record's sequence instead, over the seeds it ran: never a second, fixed-sample verdict on
     the same seeds."""
@@ -92,10 +94,23 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
         bound = " and ".join(f"{w} {stats.number(b, scale)}" for w, b in (("≥", claim.at_least), ("≤", claim.at_most))
                              if b is not None)  # fmt: skip
         verdict = "holds" if holds else "fails" if fails else "undecided"
+        if verdict == "undecided":
+            verdict = undecided([q for (d, q), x in zip(checks, sides) if x == 0 and (d.lo > 0 or d.hi < 0)], data)
         return Answer(claim.text, f"{stats.fmt(s.interval, scale)} (claimed {bound})", str(s.seeds), verdict)
     d = pair_claim(claim, data)
     verdict = {"A better": "holds", "B better": "fails"}.get(d.verdict(), "undecided")
-    return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, verdict != "undecided")
+    decided = verdict != "undecided"
+    if not decided and not d.rule and (d.favour.lo > 0 or d.favour.hi < 0):  # Holm's, not a record's sign rule
+        verdict = undecided([d.question], data)
+    return Answer(claim.text, f"{d} (claimed > 0)", str(d.interval.seeds), verdict, d, decided)
+
+
+def undecided(held: list[str], data: Data) -> str:
+    """'undecided', and for each question in `held` (its own interval excludes zero, its family's verdict does
+    not) why, on the same line: the interval beside it reads decided on its own, so the verdict says what holds it
+    back (`verdicts.held_back`: the family's size, and the p Holm's step-down needs at its rank)."""
+    why = [w for q in held if (w := verdicts.held_back(data.family, q))]
+    return "undecided" + (f": {'; '.join(why)}" if why else "")
 
 
 def pair_claim(claim: Claim, data: Data) -> Diff:
@@ -356,8 +371,9 @@ CATEGORY_ARMS = 8  # arms one panel of the per-category figure draws
 def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
     """(metric, panels of `figures.categories`): per stage, each arm's headline accuracy in every category it
     logs (the questions by distance, depth, kind, ...), the categories grouped by the part of their name before
-    the first '_' (dist_1, dist_2_3: distance), with the exact ceiling where the arms log one for a category (the
-    mean of theirs), at most CATEGORY_ARMS arms a panel; None where no arm logs categories."""
+    the first '_' (dist_1, dist_2_3: distance), with each arm's own exact ceiling where it logs one for a category
+    (arms' ceilings differ: a causal arm's sees only the left context), at most CATEGORY_ARMS arms a panel; None
+    where no arm logs categories."""
     ceiling = accuracies.parse(metric).key("ceiling") if accuracies.parse(metric) else None
     stages = data.frame.drop_duplicates("experiment").set_index("experiment")["stage"]
     panels = []
@@ -366,13 +382,13 @@ def by_category(data: Data, metric: str = "val/acc") -> tuple[str, list] | None:
                  if (cats := [c for m, c in data.figures(e) if m == metric and c])}  # fmt: skip
         categories = sorted(dict.fromkeys(c for cats in found.values() for c in cats), key=_group_of)
         groups = [_group_of(c)[1] for c in categories]
-        bounds = [_ceiling(data, ceiling, c, found) for c in categories]
         names = list(found)
         chunks = [names[i : i + CATEGORY_ARMS] for i in range(0, len(names), CATEGORY_ARMS)]
         for k, chunk in enumerate(chunks):
             part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
             arms = {e: [data.find(metric, c, experiment=e) if c in found[e] else None for c in categories]
                     for e in chunk}  # fmt: skip
+            bounds = {e: [_ceiling(data, ceiling, c, e) if c in found[e] else None for c in categories] for e in chunk}
             panels.append((f"{stage}: {metric} by category{part}", [accuracies.label(c) for c in categories], arms,
                            groups, bounds))  # fmt: skip
     return (metric, panels) if panels else None
@@ -385,9 +401,10 @@ def _group_of(category: str) -> tuple[int, str, str]:
     return (0, head, category) if "_" in category else (1, "", category)
 
 
-def _ceiling(data: Data, ceiling: str | None, category: str, found: dict) -> float | None:
-    """The mean over the arms of the exact ceiling they log for `category`, or None where none logs one."""
+def _ceiling(data: Data, ceiling: str | None, category: str, experiment: str) -> float | None:
+    """The exact ceiling `experiment` logs for `category` (its mean over seeds), or None where it logs none: never
+    pooled with another arm's, which may bound other questions or see other context."""
     if ceiling is None:
         return None
-    logged = [s.mean for e in found if (s := data.find(ceiling, category, experiment=e)) is not None]
-    return sum(logged) / len(logged) if logged else None
+    s = data.find(ceiling, category, experiment=experiment)
+    return None if s is None or math.isnan(s.mean) else s.mean  # NaN: a category with no question

@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from minibert.atomic_writes import write_atomic
 from minibert.metrics_history import metric_history
-from minibert.tables import table
+from minibert.tables import sealed, table
 
 FILE = "curves.csv"
 METRICS = ("train/loss", "val/loss", "val/acc")  # what a dashboard draws: the objective's loss, its accuracy
@@ -72,20 +71,21 @@ def from_runs(runs) -> pd.DataFrame:
 
 
 def write(frame: pd.DataFrame, out: str | Path) -> list[Path]:
-    """`<out>/curves.csv` atomically, or no file where no run logged a curve (an older one is removed)."""
+    """`<out>/curves.csv` atomically and sealed (minibert.tables.sealed), or no file where no run logged a curve
+    (an older one is removed)."""
     path = Path(out) / FILE
     if frame.empty:
-        path.unlink(missing_ok=True)
+        sealed.remove(path)
         return []
-    write_atomic(path, frame.to_csv(index=False, lineterminator="\n", float_format="%.6g"))
+    sealed.write(path, frame.to_csv(index=False, lineterminator="\n", float_format="%.6g"))
     return [path]
 
 
 def read(out: str | Path) -> pd.DataFrame | None:
     """The curves beside the table in `out`, None where its runs left none; TableError (one line naming the file,
-    line and column) for a damaged file."""
+    line and column) for a damaged file, or one cut or edited since it was written."""
     path = Path(out) / FILE
-    if not path.is_file():
+    if not sealed.written(path):
         return None
     return table.read_beside(path, out, "a curves table", COLUMNS, ("seed", "step", "value"),
                              {"experiment": str, "metric": str})  # fmt: skip

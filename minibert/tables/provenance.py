@@ -19,8 +19,7 @@ import pandas as pd
 
 from minibert.ablation.grid import load_grid
 from minibert.ablation.runner import plan
-from minibert.atomic_writes import write_atomic
-from minibert.tables import table
+from minibert.tables import sealed, table
 from minibert.tables.table import TableError
 from minibert.training.code_version import NOT_HASHED, package_files, source_hash
 
@@ -44,24 +43,28 @@ def from_summaries(summaries) -> pd.DataFrame:
 
 
 def write(frame: pd.DataFrame, out: str | Path) -> list[Path]:
+    """`<out>/code.csv` atomically and sealed (minibert.tables.sealed), or no file where no run recorded its files
+    (an older one is removed)."""
     path = Path(out) / FILE
     if frame.empty:
-        path.unlink(missing_ok=True)
+        sealed.remove(path)
         return []
-    write_atomic(path, frame.to_csv(index=False, lineterminator="\n"))
+    sealed.write(path, frame.to_csv(index=False, lineterminator="\n"))
     return [path]
 
 
 def read(out: str | Path) -> dict[str, dict[str, str]]:
-    """{code hash: {file: hash}} from `<out>/code.csv`, {} where there is none."""
+    """{code hash: {file: hash}} from `<out>/code.csv`, {} where there is none; TableError, in one line, for one that
+    does not parse, lacks a column, or was cut or edited since it was written."""
     path = Path(out) / FILE
-    if not path.is_file():
+    fix = f"restore it (git checkout -- {path}) or rebuild it from its runs (python scripts/ablate.py --report-only)"
+    if not sealed.written(path):
         return {}
+    sealed.check(path, fix)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise TableError(f"{path}: not a code table ({type(err).__name__}): restore it (git checkout -- {path}) or "
-                         f"rebuild it from its runs (python scripts/ablate.py --report-only)") from None  # fmt: skip
+        raise TableError(f"{path}: not a code table ({type(err).__name__}): {fix}") from None
     if missing := [c for c in COLUMNS if c not in frame.columns]:
         raise TableError(f"{path}: lacks the column(s) {', '.join(missing)}: restore it (git checkout -- {path})")
     return {code: dict(zip(rows["file"], rows["hash"])) for code, rows in frame.groupby("code", sort=True)}

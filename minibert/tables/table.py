@@ -23,6 +23,9 @@ axis column on each made a grid's file several megabytes. Figures per validation
 go to `<out>/documents.csv`, every other category's rows to `<out>/categories.csv`. `read` joins both back to
 their run's columns, so a reader sees one table.
 
+Each file is written with its seal (`results.csv.seal`: its row count and digest, minibert.tables.sealed), and read
+only while it matches it: a table cut or edited since is refused in one line, naming the rows it lost.
+
 Example:
     >>> import pandas as pd
     >>> t = read("results/dyck")
@@ -45,10 +48,11 @@ from pathlib import Path
 import pandas as pd
 
 from minibert.ablation.grid import Grid
-from minibert.atomic_writes import write_atomic
 from minibert.checkout import CHECKOUT
 from minibert.stats import accuracies
+from minibert.tables import sealed
 from minibert.tables.axes import grid_axes
+from minibert.tables.sealed import TableError
 
 FILE = "results.csv"
 CATEGORIES = "categories.csv"
@@ -171,33 +175,34 @@ def relabel(out: str | Path, grid: Grid, saved: Mapping[str, dict]) -> list[Path
 
 def write(table: pd.DataFrame, out: str | Path) -> list[Path]:
     """`<out>/results.csv`, and the narrow `<out>/categories.csv` and `<out>/documents.csv` where rows go to them,
-    each atomically (a killed writer leaves the old file; `read` joins only the rows of runs in results.csv).
-    Returns the files written."""
+    each atomically and sealed (a killed writer leaves the old file; `read` joins only the rows of runs in
+    results.csv). Returns the files written (their seals beside them)."""
     out = Path(out)
     per_document = table["metric"].str.startswith(BY_DOCUMENT)
     per_category = ~per_document & (table["category"].fillna("") != "")
     # a run's columns come from its rows in results.csv: a run with no row of its own there keeps its categories
     run = pd.MultiIndex.from_frame(table[RUN_KEY].astype(str))
     per_category &= run.isin(run[~per_document & ~per_category])
-    write_atomic(out / FILE, _csv(table[~per_document & ~per_category]))
+    sealed.write(out / FILE, _csv(table[~per_document & ~per_category]))
     written = [out / FILE]
     for name, rows in ((CATEGORIES, per_category), (DOCUMENTS, per_document)):
         for stale in (out / name, out / f"{name}.gz"):  # a narrow file of an earlier table would be joined in
-            stale.unlink(missing_ok=True)
+            sealed.remove(stale)
         if rows.any():
             text = _csv(table.loc[rows, DOCUMENT_COLUMNS])
             if len(text) > LARGE:  # kept small in the repository; the bytes are the same for the same rows
                 written.append(out / f"{name}.gz")
-                write_atomic(written[-1], gzip.compress(text.encode(), mtime=0))
+                sealed.write(written[-1], gzip.compress(text.encode(), mtime=0))
             else:
                 written.append(out / name)
-                write_atomic(written[-1], text)
+                sealed.write(written[-1], text)
     return written
 
 
 def narrow_file(out: str | Path, name: str) -> Path | None:
-    """The narrow file `name` beside the table in `out`, as written (plain, or gzipped where large), or None."""
-    found = [p for p in (Path(out) / name, Path(out) / f"{name}.gz") if p.is_file()]
+    """The narrow file `name` beside the table in `out`, as written (plain, or gzipped where large), or None; one
+    gone since it was written (its seal is there) is named, for its reader to refuse it."""
+    found = [p for p in (Path(out) / name, Path(out) / f"{name}.gz") if sealed.written(p)]
     return found[0] if found else None
 
 
@@ -209,15 +214,12 @@ REQUIRED = ["grid", "experiment", "stage", "seed", "metric", "category", "value"
 NUMERIC = ("seed", "value", "n")  # columns that hold numbers (a value or an n may be empty; a seed may not)
 
 
-class TableError(ValueError):
-    """A results table that cannot be read as one; the message names the file, and the line and column."""
-
-
 def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
     """The table in `out`; an empty cell is NaN (an axis that does not apply), except `category` ('').
     With `borrowed`, the rows of `BORROWED` beside it join it, those of runs the folder did not make itself.
     TableError, in one line naming the file (and the line and column), for a table that is empty, lacks a
-    column every reader needs, or holds a value that is not a number where one must be."""
+    column every reader needs, holds a value that is not a number where one must be, or no longer matches its seal
+    (cut or edited since it was written: minibert.tables.sealed)."""
     path = Path(out) / FILE
     # low_memory=False: each column's type is inferred from the whole file, not chunk by chunk (a large table
     # whose axis columns hold numbers in one arm's rows and text in another's would otherwise mix types).
@@ -229,7 +231,7 @@ def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
         joined = [rows.merge(runs, on=RUN_KEY, how="inner")[table.columns] for rows in narrow]
         table = pd.concat([table, *joined], ignore_index=True)
         table = table.sort_values(ORDER, kind="stable", ignore_index=True)
-    if borrowed and (Path(out) / BORROWED).is_file():
+    if borrowed and sealed.written(Path(out) / BORROWED):
         own = set(zip(table["experiment"], table["seed"]))
         rows = [r for r in _borrowed(Path(out) / BORROWED, out) if len(r)]
         rows = [r[[k not in own for k in zip(r["experiment"], r["seed"])]][[c for c in r.columns if c in table.columns]]
@@ -240,6 +242,7 @@ def read(out: str | Path, borrowed: bool = True) -> pd.DataFrame:
 
 def experiments_in(out: str | Path) -> set[str]:
     """The experiments with runs in the table in `out`, and those it borrows: read from one column of each file."""
+    sealed.check(Path(out) / FILE, _restore(out))
     own = set(pd.read_csv(Path(out) / FILE, usecols=["experiment"], dtype=str)["experiment"])
     return own | set(borrowed_from(out))
 
@@ -248,7 +251,7 @@ def borrowed_from(out: str | Path) -> dict[str, str]:
     """experiment -> the committed table (relative to the checkout) whose runs of it the folder `out` borrows
     (`BORROWED`); empty without the file."""
     path = Path(out) / BORROWED
-    if not path.is_file():
+    if not sealed.written(path):
         return {}
     refs = _borrowed_refs(path, out)
     return dict(zip(refs["experiment"], refs["table"]))
@@ -276,6 +279,7 @@ def _borrowed(path: Path, out: str | Path) -> list[pd.DataFrame]:
 
 def _read_wide(path: Path, out: str | Path, types: dict) -> pd.DataFrame:
     """One wide table file, checked (TableError in one line), its `category` '' where empty."""
+    sealed.check(path, _restore(out))
     try:
         table = pd.read_csv(path, dtype=types, low_memory=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:
@@ -296,7 +300,9 @@ def read_beside(path: Path, out: str | Path, what: str, columns: Sequence[str], 
                 types: dict) -> pd.DataFrame:  # fmt: skip
     """A CSV file beside the table in `out` (`what` it is, the `columns` it must have, those that hold numbers),
     checked as the table is: TableError in one line naming the file for one that does not parse, lacks a column
-    or holds a value that is not a number where one must be; the numeric columns are numbers afterwards."""
+    or holds a value that is not a number where one must be, or that no longer matches its seal; the numeric
+    columns are numbers afterwards."""
+    sealed.check(path, _restore(out, path))
     try:
         rows = pd.read_csv(path, dtype=types)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as err:

@@ -5,6 +5,8 @@ bad input in one line with status 2 before anything trains."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import shutil
@@ -54,6 +56,7 @@ def seed_folders(out: Path) -> dict[str, list[str]]:
 
 
 FIRST = first_bound()  # no verdict on one pair before this many seeds: the fixture's cap
+TOLD: dict[str, str] = {}  # what the fixture's comparison printed on stderr
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +65,22 @@ def compared(tmp_path_factory, scripts):
     grid, out = grid_file(tmp), tmp / "out"
     argv = ["--grid", str(grid), "--out", str(out), "--arms", "p/mlm,p/span", "--metric", "val/acc",
             "--max-seeds", str(FIRST), "--workers", "2", "--name", "c"]  # fmt: skip
-    code = scripts("compare").main(argv)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        code = scripts("compare").main(argv)
+    TOLD["first"] = said.getvalue()  # what the first invocation told, for the tests of its estimates
     return code, out, argv, json.loads((out / "comparisons" / "c.json").read_text())
+
+
+def test_the_first_wave_measures_this_machines_pace_before_the_rest_of_the_first_look_is_priced(compared):
+    """One run a worker first (here seed 0 of both arms), then what is left at the pace those runs showed here."""
+    lines = [line for line in TOLD["first"].splitlines() if line.startswith("compare.py: ")]
+    waves = [i for i, line in enumerate(lines) if line.startswith("compare.py: seed(s) ")]
+    paced = [i for i, line in enumerate(lines) if "this machine's pace, measured on its first runs" in line]
+    assert lines[waves[0]].startswith("compare.py: seed(s) 0 of 2 arm(s) trained here")
+    rest = ", ".join(map(str, range(1, FIRST)))
+    assert lines[waves[1]].startswith(f"compare.py: seed(s) {rest} of 2 arm(s)") and waves[0] < paced[0] < waves[1]
+    assert len(paced) == 1 and "the first look about" in lines[paced[0]] and "min more" in lines[paced[0]]
 
 
 def test_compare_runs_the_seeds_before_the_first_possible_verdict_at_once_and_stops_at_the_cap(compared):
@@ -94,11 +111,14 @@ def test_seed_s_gives_both_arms_one_data_stream_and_one_starting_encoder(compare
                                                                   "data": seed, "val": seed}  # fmt: skip
 
 
-def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared, scripts):
+def test_a_larger_cap_continues_the_sequence_reusing_every_seed_it_ran(compared, scripts, capsys):
     _, out, argv, _ = compared
     stamps = {p: p.stat().st_mtime_ns for p in out.glob("runs/p/*/seed*/summary.json")}
     again = [*argv[: argv.index("--max-seeds") + 1], str(FIRST + 1), *argv[argv.index("--max-seeds") + 2 :]]
     assert scripts("compare").main(again) == 0
+    said = capsys.readouterr().err  # what is left, not the first look again
+    assert f"compare.py: resumed after {FIRST} seeds: " in said and "the first look done" in said
+    assert "the first look about" not in said
     result = json.loads((out / "comparisons" / "c.json").read_text())
     assert result["looks"] == {"p/mlm vs p/span: val/acc": FIRST + 1} and result["design"]["extended_from"] == [FIRST]
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # nothing retrained, nothing re-piloted

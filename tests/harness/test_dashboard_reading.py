@@ -47,10 +47,12 @@ def test_losses_a_scale_apart_share_a_log_axis_and_close_ones_a_linear_one():
 def test_categories_come_grouped_and_with_the_exact_ceiling_where_one_is_logged():
     data = dyck()
     metric, panels = grid_report.by_category(data)
-    for name, labels, _, groups, bounds in panels:
+    for name, labels, arms, groups, bounds in panels:
         starts = [g for i, g in enumerate(groups) if i == 0 or g != groups[i - 1]]
         assert len(starts) == len(set(starts)), name  # each group in one run of categories
-        assert len(labels) == len(groups) == len(bounds) and any(b is not None for b in bounds), name
+        assert len(labels) == len(groups) and set(bounds) == set(arms), name  # a ceiling per arm, its own
+        assert all(len(b) == len(labels) for b in bounds.values()), name
+        assert any(b is not None for each in bounds.values() for b in each), name
     pretrain = next(p for p in panels if p[0].startswith("pretrain"))
     assert {"depth", "dist", "kind"} <= set(pretrain[3])
 

@@ -85,7 +85,8 @@ def test_forest_lines_curves_and_categories_on_crowded_inputs(drawn, tmp_path):
               *(f"depth {d}" for d in range(1, 5)), "kept token", "[MASK]", "random token"]  # fmt: skip
     arms = {a: [stat(0.5 + 0.03 * j) for j in range(len(labels))] for a in ARMS[:8]}
     groups = ["", "", *["partner"] * 4, *["depth"] * 4, *["kind"] * 3]  # named groups, and the single ones
-    bounds = [0.9, 0.95, *[None] * 8, 1.0, 0.7, 0.7]  # the exact ceiling where one is logged
+    logged = [0.9, 0.95, *[None] * 8, 1.0, 0.7, 0.7]  # the exact ceiling where one is logged
+    bounds = {a: logged for a in arms}  # each arm's own
     figures.categories(tmp_path / "k.png", [("pretrain: val/acc by category", labels, arms, groups, bounds)],
                        "val/acc, points", "val/acc by category")  # fmt: skip
     assert len(drawn) == 4

@@ -21,7 +21,7 @@ from minibert.checkout import without_absolute_paths
 from minibert.report import grid_report
 from minibert.stats import accuracies
 from minibert.tables import record as table_record
-from minibert.tables import saved, table
+from minibert.tables import saved, sealed, table
 from minibert.tables.record import RecordError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -467,7 +467,7 @@ def test_figures_per_category_and_document_are_stored_apart_and_read_back_as_one
     pd.testing.assert_frame_equal(table.read(tmp_path), frame, check_dtype=False)
 
     documents.loc[documents.seed == 2, "run"] = "a run results.csv does not hold"
-    documents.to_csv(tmp_path / table.DOCUMENTS, index=False)
+    sealed.write(tmp_path / table.DOCUMENTS, documents.to_csv(index=False))  # whole, as an earlier write left it
     assert set(table.read(tmp_path).query("metric.str.startswith('val/by_document/')").seed) == {0, 1}
 
     flat = frame[frame.category == ""]

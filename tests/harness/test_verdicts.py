@@ -13,7 +13,7 @@ import pytest
 from minibert.report import render, verdicts
 from minibert.stats import holm
 from minibert.stats.intervals import p_value
-from minibert.tables import stats, table
+from minibert.tables import sealed, stats, table
 from minibert.tables.query import Data, Diff
 from minibert.tables.stats import Family
 
@@ -69,6 +69,9 @@ def test_the_table_round_trips_and_is_byte_stable(tmp_path):
     back = verdicts.read(tmp_path)
     assert [(r.question, r.verdict, r.seeds) for r in back] == [(r.question, r.verdict, r.seeds) for r in rows]
     (tmp_path / verdicts.FILE).write_text("question\nx\n")
+    with pytest.raises(table.TableError, match="holds 1 rows of the 2 it was written with"):  # its seal says so first
+        verdicts.read(tmp_path)
+    sealed.seal_of(tmp_path / verdicts.FILE).unlink()  # as one written before seals: parsed, and found not to be one
     with pytest.raises(table.TableError, match="not a verdicts table"):
         verdicts.read(tmp_path)
 
@@ -148,3 +151,42 @@ def test_a_grid_report_written_alone_writes_its_verdicts_beside_it(tmp_path):
     written = grid_report.write(out, grid_of(out, ROOT), root=ROOT)
     assert out / verdicts.FILE in written
     assert (out / verdicts.FILE).read_text() == (ROOT / "results/dyck" / verdicts.FILE).read_text()
+
+
+def test_a_claim_whose_interval_alone_decides_but_its_family_does_not_says_why_on_its_line():
+    """p/c above p/d: the paired interval excludes zero (p about 0.02), but held with three questions the table
+    cannot answer (each at p = 1) Holm asks it for p <= 0.05 / 4 at rank 1 of 4. Its verdict reads undecided and
+    states, on the same line, the family's size and the p it needed against its own; alone, the claim holds."""
+    from minibert.ablation.grid import Claim, MetricRef
+    from minibert.report import grid_report
+
+    arms = {"p/c": [0.70, 0.69, 0.72, 0.71], "p/d": [0.68, 0.655, 0.71, 0.685]}
+    claim = Claim("d below c", lower=MetricRef("p/d", "val/acc"), higher=MetricRef("p/c", "val/acc"))
+    question = "p/c val/acc vs p/d val/acc"
+    d = Data(frame(arms, n=100_000), family=Family("g"))
+    d.family.declare([question, *(f"p/c val/acc vs p/z{i} val/acc" for i in range(3))], "here")
+    (row, *_) = verdicts.judge(d)
+    assert row.question == question and row.lo > 0 and 0.0125 < row.p < 0.05  # decided alone, not at 0.05 / 4
+    answer = grid_report.claim_answer(claim, d)
+    assert answer.diff.favour.lo > 0 and answer.decided is False  # drawn grey, as its verdict reads
+    assert answer.verdict.startswith("undecided: held with 3 other questions"), answer.verdict
+    assert "rank 1 of 4" in answer.verdict and "needs p ≤ 0.05 / 4 = 0.0125" in answer.verdict, answer.verdict
+    assert f"(its p is {row.p:.2g})" in answer.verdict, answer.verdict
+    alone = Data(frame(arms, n=100_000), family=Family("g"))
+    alone.family.declare([question], "here")
+    verdicts.judge(alone)
+    assert grid_report.claim_answer(claim, alone).verdict == "holds"
+
+
+def test_a_p_within_its_ranks_threshold_is_held_back_where_the_step_down_stopped():
+    """Holm stops at the first rank whose p misses its threshold: a later question whose own p meets its rank's
+    threshold is undecided all the same, and the reason names the rank where the step-down stopped."""
+    f = Family("g")
+    f.declare(["a vs b", "c vs d", "e vs f"], "here")
+    f.decide({"a vs b": 0.02, "c vs d": 0.021, "e vs f": 0.5})  # 0.02 > 0.05 / 3: rank 1 stops it
+    assert not f.holds
+    said = verdicts.held_back(f, "c vs d")
+    assert said.startswith("held with 2 other questions") and "rank 2 of 3" in said and "p ≤ 0.05 / 2 = 0.025" in said
+    assert "which its p (0.021) meets" in said, said
+    assert "stops before it, at rank 1 (p 0.02 > 0.05 / 3 = 0.0167)" in said, said
+    assert verdicts.held_back(None, "c vs d") == ""  # no family: the interval alone is the verdict

@@ -10,7 +10,7 @@ import pytest
 
 from minibert.report import measurements
 from minibert.report.render import build
-from minibert.tables import curves, provenance, questions, saved, table
+from minibert.tables import curves, provenance, questions, saved, sealed, table
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the runners write beside a table (minibert.tables.table, curves, provenance; scripts/ablate.py's run.json and
@@ -47,18 +47,23 @@ def files_under_results() -> list[Path]:
 
 def test_no_file_under_results_is_an_orphan(built):
     _, outputs = built
-    orphans = []
-    for path in files_under_results():
+
+    def written(path: Path) -> bool:
         name = path.relative_to(ROOT).as_posix()
-        if (
+        return (
             path.resolve() in outputs
             or path.name in TABLES
-            or RECORD.search(name)
-            or SAVED.search(name)
+            or RECORD.search(name) is not None
+            or SAVED.search(name) is not None
             or name in MADE_BY
-        ):
+        )
+
+    orphans = []
+    for path in files_under_results():
+        sealing = path.with_name(path.name.removesuffix(sealed.SUFFIX))  # a seal is written with the table it seals
+        if written(path) or (path.name.endswith(sealed.SUFFIX) and written(sealing)):
             continue
-        orphans.append(name)
+        orphans.append(path.relative_to(ROOT).as_posix())
     assert not orphans, f"files nothing writes (delete them, or render them from a table): {orphans}"
     for made, script in MADE_BY.items():
         assert made.removeprefix("results/") in (ROOT / script).read_text(), (made, script)
