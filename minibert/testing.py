@@ -9,7 +9,8 @@ relies on, each failure one sentence naming the broken rule (`RuleBroken`).
 `check_language` reads the sentences, the token classes, the exact oracle where there is one (a distribution
 at every position that gives the true token weight), the grammaticality task and the minimal pairs.
 `check_objective` reads a batch's shapes, its determinism under a seed, the masking invariants where the
-objective masks, the loss and its gradient, the scoring interface, and the oracle's credit as the bound it is.
+objective masks, answers hidden from the encoder's input, the loss and its gradient, the scoring interface, the
+oracle's credit as the bound it is, and a loss that stays finite through a few dozen training steps.
 Both run in seconds on a CPU; docs/first_day.md runs them, and every shipped plug-in passes them
 (tests/core/test_plugin_checks.py).
 """
@@ -29,6 +30,9 @@ from minibert.objectives.base import Objective, Scored
 
 ROWS = 64  # sentences a check draws: enough for rates to be read within a few standard errors
 SMALL = EncoderConfig(width=16, heads=2, layers=1)
+STEPS = 32  # training steps the finite-loss check takes: a few dozen, enough for a loss that wears out with use
+STEP_ROWS = 16  # sentences per training step: tiny, so the steps take a fraction of a second
+LR = 3e-3  # EncoderModule's default learning rate, so the check trains as a run does
 
 
 class RuleBroken(AssertionError):
@@ -206,6 +210,7 @@ def check_objective(cls: type[Objective], language: Language | None = None, **in
             "make_batch draws with its rng alone (the same seed gives the same batch)",
             f"two {split} batches drawn with seed 0 differ",
         )
+        _check_hidden_answers(objective, encoder, batch, who, split)
     if isinstance(getattr(objective, "masking", None), MaskingRecipe) and "labels" in batches["train"]:
         _check_masking(objective, batches["train"], who)
     objective.train()
@@ -238,8 +243,13 @@ def check_objective(cls: type[Objective], language: Language | None = None, **in
         "same loss (what it samples, ELECTRA's generator say, it samples from torch's generator)",
         f"{float(first.loss):.6g} then {float(second.loss):.6g}",
     )
-    _check_credit(first, who)
+    _check_credit(first, who, "an untrained model")
     _check_scoring(objective, encoder, lang, who)
+    _check_training(objective, encoder, who)
+    encoder.eval()
+    objective.eval()
+    with torch.no_grad():
+        _check_credit(_seeded(objective, encoder, batches["val"]), who, f"a model trained {STEPS} steps")
     return objective
 
 
@@ -287,6 +297,142 @@ def _check_masking(objective: Objective, batch: dict, who: str) -> None:
     )
 
 
+def _check_hidden_answers(objective: Objective, encoder, batch: dict, who: str, split: str) -> None:
+    """A graded answer is not in what the encoder reads, beyond what the objective shows on purpose.
+
+    Read where a batch grades tokens laid over its input: `labels` (B, T) beside `inputs` (B, T), IGNORE where
+    nothing is graded. The places the encoder reads are every position of `inputs` (only those on the left, for a
+    causal encoder) and of `segments` where it has segment embeddings. Two things show an answer honestly: the
+    declared masking recipe, at the answer's own position (BERT keeps 10% of the graded tokens as they are, and a
+    random replacement hits the true token 1 time in |content|; an objective without a `MaskingRecipe` declares
+    none), and the language, elsewhere (a language that repeats a token at a fixed distance shows it there; read
+    from its own sentences, at the same position or for the same token, whichever repeats more). A place leaks
+    when it shows the answer on more than half of the questions those leave open (`shown > (1 + explained) / 2`),
+    beyond four standard errors: copying it then answers most questions, so the model learns to copy rather than
+    the language. A kept token stays honest because it is a minority the model cannot tell from the rest; a
+    next-token answer stands one place to the right, where a causal encoder cannot read it."""
+    inputs, labels = batch.get("inputs"), batch.get("labels")
+    if not (isinstance(inputs, torch.Tensor) and isinstance(labels, torch.Tensor) and inputs.dim() == 2
+            and inputs.shape == labels.shape and not labels.is_floating_point()):  # fmt: skip
+        return  # the answers are not tokens laid over the input (a class per sentence, say)
+    graded = (labels.numpy() != IGNORE) & (labels.numpy() >= 0)  # a negative label grades nothing
+    if not graded.any():
+        return
+    lang = objective.language
+    recipe = getattr(objective, "eval_masking" if split == "val" else "masking", None)
+    recipe = recipe if isinstance(recipe, MaskingRecipe) else getattr(objective, "masking", None)
+    kept = recipe.p_kept + recipe.p_random / len(lang.content_ids) if isinstance(recipe, MaskingRecipe) else 0.0
+    places = {"inputs": inputs.numpy()}
+    segments = batch.get("segments")
+    if encoder.seg is not None and isinstance(segments, torch.Tensor) and segments.shape == inputs.shape:
+        places["segments"] = segments.numpy()
+    answer = labels.numpy()[graded]  # (N,)
+    repeats = _repeats(lang, int(answer.max()) + 1)
+    excess, name, d, shown, n, explained = max(
+        _places(places, graded, answer, kept, repeats, encoder.config.causal), key=lambda x: x[0]
+    )
+    side = "in place" if d == 0 else f"{abs(d)} position{'s' * (abs(d) > 1)} to its {'right' if d > 0 else 'left'}"
+    _rule(
+        excess <= 0,
+        who,
+        "a graded answer is hidden from the encoder's input (beyond the tokens the masking recipe keeps and the "
+        "language repeats)",
+        f"in the {split} batch {shown:.0%} of {n} graded positions show their answer {side} in `{name}`, where the "
+        f"recipe and the language explain {explained:.0%}",
+    )
+
+
+def _places(places: dict, graded: np.ndarray, answer: np.ndarray, kept: float, repeats: tuple, causal: bool) -> list:
+    """For every place the encoder reads (a batch key, and d: how far right of the graded position), (how far the
+    share of graded positions showing their answer there lies past its limit, the key, d, that share, the
+    questions it is read on, the share the recipe and the language explain).
+
+    An answer's own place is where it stands in the sentence: the graded position itself, unless a causal encoder
+    grades a token it cannot read yet (next-token prediction: one to the right, showing its answer every time). The
+    language's repeats are counted from that place."""
+    rows, cols = np.nonzero(graded)  # (N,) each: the graded positions
+    inputs, T = places["inputs"], graded.shape[1]
+
+    def shares(place: np.ndarray, d: int) -> tuple[float, int, np.ndarray]:
+        """(share of the graded positions with a place d to their right showing their answer, how many, which)."""
+        at = cols + d
+        inside = (at >= 0) & (at < T)
+        n = int(inside.sum())
+        return (float((place[rows[inside], at[inside]] == answer[inside]).mean()) if n else 0.0), n, inside
+
+    def language(d: int, home: int) -> np.ndarray:  # (N,): how often the language shows each answer d - home away
+        width, table = repeats
+        if d - home not in table:
+            return np.zeros(len(answer))
+        by_place, by_token = table[d - home]
+        here = by_place[cols] if home == 0 and T == width else 0.0
+        return np.maximum(here, by_token[answer])
+
+    def limit(explained: float, n: int) -> float:
+        return (1 + explained) / 2 + 2 / math.sqrt(n)  # 2 / sqrt(n): 4 standard errors at most
+
+    home, best = 0, 0.0
+    for d in range(1, T) if causal else ():  # the places a causal encoder cannot read
+        shown, n, inside = shares(inputs, d)
+        if n and shown > max(best, limit(float(language(d, 0)[inside].mean()), n)):
+            home, best = d, shown
+    out = []
+    for name, place in places.items():
+        for d in range(-(T - 1), 1 if causal else T):
+            shown, n, inside = shares(place, d)
+            if n == 0:
+                continue
+            if name == "segments":  # segment ids carry no token on purpose
+                explained = 0.0
+            elif d == home:
+                explained = kept
+            else:
+                explained = float(language(d, home)[inside].mean())
+            out.append((shown - limit(explained, n), name, d, shown, n, explained))
+    return out
+
+
+def _repeats(lang: Language, tokens: int) -> tuple[int, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """How often the language itself shows a token again `d` positions away, read from its own sentences: (their
+    length L, offset d -> (by position (L,): from position t; by token (tokens,): from wherever token y stands,
+    zero for a token its sentences never hold)), for 0 < |d| < L."""
+    ids = lang.draw(np.random.default_rng(5), 4 * ROWS, "train")  # (n, L)
+    L = ids.shape[1]
+    table = {}
+    for d in (*range(-(L - 1), 0), *range(1, L)):
+        here = ids[:, max(0, -d) : L - max(0, d)]  # (n, L - |d|): each token, and the one d to its right
+        same = here == ids[:, max(0, d) : L - max(0, -d)]
+        by_place = np.zeros(L)
+        by_place[max(0, -d) : L - max(0, d)] = same.mean(0)
+        seen = np.bincount(here.ravel(), minlength=tokens)[:tokens]
+        hits = np.bincount(here[same], minlength=tokens)[:tokens]
+        table[d] = by_place, np.divide(hits, seen, out=np.zeros(tokens), where=seen > 0)
+    return L, table
+
+
+def _check_training(objective: Objective, encoder, who: str) -> None:
+    """The loss and its gradient stay finite as training goes on, not only on the first batch: `STEPS` AdamW steps
+    at the training's learning rate, each on a fresh training batch. A loss that divides by something training
+    drives to zero, or by a count of calls that runs down, turns NaN or infinite only after some steps, where a run
+    would stop, hours in."""
+    params = [(f"encoder.{n}", p) for n, p in encoder.named_parameters()] + list(objective.named_parameters())
+    named = list({id(p): (n, p) for n, p in params if p.requires_grad}.values())  # each once, a tied head too
+    optimizer = torch.optim.AdamW([p for _, p in named], lr=LR)
+    rule = f"the loss and its gradient stay finite through {STEPS} training steps (AdamW on fresh training batches)"
+    encoder.train()
+    objective.train()
+    torch.manual_seed(0)
+    for step in range(1, STEPS + 1):
+        batch = objective.make_batch(np.random.default_rng(step), STEP_ROWS, "train")  # seed 0 drew the val batch
+        loss = objective(encoder, batch).loss
+        _rule(bool(torch.isfinite(loss).all()), who, rule, f"at step {step} the loss is {loss.detach().tolist()}")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        bad = [n for n, p in named if p.grad is not None and not bool(torch.isfinite(p.grad).all())]
+        _rule(not bad, who, rule, f"at step {step} the gradient of {', '.join(bad[:3])} is not finite")
+        optimizer.step()
+
+
 def _check_scored(scored: Scored, objective: Objective, who: str, split: str) -> None:
     _rule(isinstance(scored, Scored), who, "forward returns a Scored", f"got {type(scored).__name__}")
     _rule(
@@ -314,9 +460,10 @@ def _check_scored(scored: Scored, objective: Objective, who: str, split: str) ->
         )
 
 
-def _check_credit(scored: Scored, who: str) -> None:
-    """Where the exact oracle grades the questions, its credit is a probability, and its mean bounds what an
-    untrained model scores on them (the Bayes predictor's expected accuracy is the highest any reaches)."""
+def _check_credit(scored: Scored, who: str, model: str) -> None:
+    """Where the exact oracle grades the questions, its credit is a probability, and its mean bounds what `model`
+    (an untrained one, then one trained a few steps) scores on them: the Bayes predictor's expected accuracy is
+    the highest any reaches, unless the questions give their answers away."""
     for prefix, part in scored.graded().items():
         if part.credit is None or len(part.preds) == 0:
             continue
@@ -333,8 +480,7 @@ def _check_credit(scored: Scored, who: str) -> None:
             float(credit.mean()) + 4 * se >= acc,
             who,
             "no model beats the exact oracle's expected accuracy",
-            f"{prefix or 'the'} board: an untrained model scores {acc:.3f} against the oracle's "
-            f"{float(credit.mean()):.3f}",
+            f"{prefix or 'the'} board: {model} scores {acc:.3f} against the oracle's {float(credit.mean()):.3f}",
         )
 
 
