@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minibert.commandline import ArgumentParser
+from minibert.commandline import ArgumentParser, nonnegative_int, positive_int
 
 TOKENS = ["[CLS]", "a", "A", "b", "B"]
 
@@ -45,8 +45,8 @@ def weight_table(weights: np.ndarray, tokens: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dim", type=int, default=4, help="width of queries, keys and values")
+    parser.add_argument("--seed", type=nonnegative_int, default=0)
+    parser.add_argument("--dim", type=positive_int, default=4, help="width of queries, keys and values")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     q, k, v = rng.normal(size=(3, len(TOKENS), args.dim))  # random projections of the five tokens

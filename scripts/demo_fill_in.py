@@ -15,13 +15,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from minibert.commandline import ArgumentParser
+from minibert.commandline import ArgumentParser, nonnegative_int, readable_file
 
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ckpt", type=Path, help="an MLM pre-training checkpoint; none: pre-train one first")
-    p.add_argument("--index", type=int, default=0, help="which validation sentence to show")
+    p.add_argument("--ckpt", type=readable_file, help="an MLM pre-training checkpoint; none: pre-train one first")
+    p.add_argument("--index", type=nonnegative_int, default=0, help="which validation sentence to show")
     return p
 
 
@@ -38,6 +38,7 @@ from minibert.training.checkpoints import last_checkpoint, read_checkpoint
 from minibert.training.data import StreamDataModule
 from minibert.training.fit import fit
 from minibert.training.module import EncoderModule
+from minibert.validation import Range
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs/pretrain.yaml"
 
@@ -46,15 +47,20 @@ def load_mlm(ckpt: str | Path) -> EncoderModule:
     """A pre-training checkpoint as the module that wrote it, in eval mode: Lightning's load_from_checkpoint
     rebuilds its objective (a plug-in too) from the hyper-parameters the CLI saved. A checkpoint that does not
     say its objective (written by older code, or by a module built in Python) is taken as the stock masked
-    LM's, with the encoder shape it records. The objective must fill in blanks."""
-    checkpoint = read_checkpoint(ckpt)  # a damaged or foreign file fails here, in one line
+    LM's, with the encoder shape it records. The objective must fill in blanks. ValueError, in one line naming
+    --ckpt, for a file that is not such a checkpoint."""
+    checkpoint = read_checkpoint(ckpt, field="--ckpt")  # a damaged or foreign file fails here, in one line
     given = {}
     if "_instantiator" not in checkpoint.get("hyper_parameters", {}):
         given = {"objective": MaskedLM(), "encoder": EncoderConfig(**checkpoint["encoder_config"])}
-    module = EncoderModule.load_from_checkpoint(ckpt, map_location="cpu", **given)
+    try:
+        module = EncoderModule.load_from_checkpoint(ckpt, map_location="cpu", **given)
+    except Exception as err:  # a minibert checkpoint of another module (a fine-tuning run's): one line, no traceback
+        raise ValueError(f"--ckpt {ckpt}: not a pre-training checkpoint ({type(err).__name__}): give a masked-LM "
+                         "pre-training checkpoint") from None  # fmt: skip
     if not hasattr(module.objective, "predict"):
-        raise SystemExit(f"demo_fill_in.py: error: {ckpt} trained {type(module.objective).__name__}, which does "
-                         "not fill in blanks: give a masked-LM pre-training checkpoint")  # fmt: skip
+        raise ValueError(f"--ckpt {ckpt} trained {type(module.objective).__name__}, which does not fill in blanks: "
+                         "give a masked-LM pre-training checkpoint")  # fmt: skip
     return module.eval()
 
 
@@ -83,7 +89,13 @@ def held_out_accuracy(module: EncoderModule, data: StreamDataModule) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    data = StreamDataModule()  # the fixed validation set every run is graded on: its size is known before any model
+    if args.index >= data.val_size:  # refused before a model is trained or loaded
+        allowed = Range(low=0, high=data.val_size - 1, integer=True)
+        p.error(f"--index {args.index} is not allowed: the validation set holds {data.val_size} sentences, so it "
+                f"must be {allowed}")  # fmt: skip
 
     with tempfile.TemporaryDirectory(prefix="minibert-fill-in-") as tmp:
         ckpt = args.ckpt
@@ -91,9 +103,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"Note: no --ckpt given, so pre-training the default model first ({DEFAULT_CONFIG.name}, seed 0) ")
             print(f"into a temporary folder that is deleted afterwards ({tmp}).\n")
             ckpt = last_checkpoint(fit([DEFAULT_CONFIG], root_dir=tmp)["log_dir"])
-        module = load_mlm(ckpt)
+        try:
+            module = load_mlm(ckpt)
+        except ValueError as err:
+            p.error(" ".join(str(err).split()))  # torch's own reasons may run over several lines
 
-    data = StreamDataModule(source=module.objective)  # the fixed validation set every run is graded on
+    data.source = module.objective  # its questions: the model's own language and objective
     data.setup("validate")
     example = data.val_set[args.index]
     rows, right, blanks = fill_in(module, example["inputs"], example["labels"])

@@ -9,11 +9,28 @@ Example:
     python scripts/demo_masking.py --p-pick 0.5 --p-mask 1.0 --p-random 0.0 --seed 3
 """
 
+# ruff: noqa: E402 (the heavy imports follow the argument check, so that a usage error answers before torch loads)
 from __future__ import annotations
+
+from minibert.commandline import ArgumentParser, nonnegative_int, positive_int, share
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(description=__doc__.splitlines()[0])
+    # left out: MaskingRecipe's own rate (BERT's), which this parser does not import torch to read
+    p.add_argument("--p-pick", type=share, help="share of content positions picked (default: BERT's 15%%)")
+    p.add_argument("--p-mask", type=share, help="share of picked -> [MASK] (default: BERT's 80%%)")
+    p.add_argument("--p-random", type=share, help="share of picked -> random, at most 1 - p-mask (default: 10%%)")
+    p.add_argument("--sentences", type=positive_int, default=10_000)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
+    return p
+
+
+if __name__ == "__main__":  # a usage error is answered before torch (which the languages import) loads
+    parser().parse_args()
 
 import numpy as np
 
-from minibert.commandline import ArgumentParser
 from minibert.languages import BracketPairs
 from minibert.masking import KEPT, MASKED, RANDOM, Masked, MaskingRecipe, shares
 from minibert.token_rows import kind_names, label_tokens, token_rows
@@ -60,14 +77,17 @@ def share_table(masked: Masked, recipe: MaskingRecipe) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--p-pick", type=float, default=MaskingRecipe.p_pick, help="share of content positions picked")
-    parser.add_argument("--p-mask", type=float, default=MaskingRecipe.p_mask, help="share of picked -> [MASK]")
-    parser.add_argument("--p-random", type=float, default=MaskingRecipe.p_random, help="share of picked -> random")
-    parser.add_argument("--sentences", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    recipe = MaskingRecipe(args.p_pick, args.p_mask, args.p_random)
+    p = parser()
+    args = p.parse_args(argv)
+    given = {name: getattr(args, name) for name in ("p_pick", "p_mask", "p_random") if getattr(args, name) is not None}
+    try:
+        recipe = MaskingRecipe(**given)
+    except ValueError:  # each share is in [0, 1] already, so only their sum can be refused (the recipe's rule)
+        mask, random = (given.get(k, getattr(MaskingRecipe, k)) for k in ("p_mask", "p_random"))
+        p.error(
+            f"--p-mask {mask} with --p-random {random} is not allowed: their sum, {mask + random:g}, must be "
+            "at most 1 (the rest of the picked positions are kept)"
+        )
 
     rng = np.random.default_rng(args.seed)
     ids = LANGUAGE.sample(rng, args.sentences)

@@ -1,7 +1,11 @@
 """The demo scripts print what they claim: masking shares near the recipe, aligned rows, attention rows that
-see the right number of tokens, and fill-in predictions from the model that was trained."""
+see the right number of tokens, and fill-in predictions from the model that was trained; a bad value of any
+option is one line naming it, with status 2."""
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -128,3 +132,49 @@ def test_fill_in_demo_without_checkpoint_pretrains_the_default_model(scripts, ca
     out = capsys.readouterr().out
     assert "no --ckpt given, so pre-training the default model first" in out
     assert check_fill_in(out) >= 88.0
+
+
+# script, its arguments, what the one line must name (the option and the value given)
+BAD_VALUES = {
+    "masking: a share above 1": ("demo_masking", ["--p-pick", "1.5"], ["--p-pick", "1.5", "[0, 1]"]),
+    "masking: a negative share": ("demo_masking", ["--p-random", "-0.1"], ["--p-random", "-0.1", "[0, 1]"]),
+    "masking: NaN for a share": ("demo_masking", ["--p-mask", "nan"], ["--p-mask", "nan", "[0, 1]"]),
+    "masking: a word for a share": ("demo_masking", ["--p-pick", "half"], ["--p-pick", "half", "[0, 1]"]),
+    "masking: shares above 1 together": ("demo_masking", ["--p-mask", "0.9", "--p-random", "0.2"],
+                                         ["--p-mask 0.9", "--p-random 0.2", "at most 1"]),
+    "masking: --p-mask above 1 with the default --p-random": ("demo_masking", ["--p-mask", "0.95"],
+                                                              ["--p-mask 0.95", "--p-random 0.1", "at most 1"]),
+    "masking: no sentences": ("demo_masking", ["--sentences", "0"], ["--sentences", "0", "positive integer"]),
+    "masking: a negative seed": ("demo_masking", ["--seed", "-1"], ["--seed", "-1", ">= 0"]),
+    "attention: a negative width": ("demo_attention", ["--dim", "-1"], ["--dim", "-1", "positive integer"]),
+    "attention: no width": ("demo_attention", ["--dim", "0"], ["--dim", "0", "positive integer"]),
+    "attention: a fraction for a width": ("demo_attention", ["--dim", "1.5"], ["--dim", "1.5", "positive integer"]),
+    "attention: a negative seed": ("demo_attention", ["--seed", "-2"], ["--seed", "-2", ">= 0"]),
+    "fill-in: a negative index": ("demo_fill_in", ["--index", "-1"], ["--index", "-1", ">= 0"]),
+    "fill-in: an index past the validation set": ("demo_fill_in", ["--index", "2000"],
+                                                  ["--index 2000", "holds 2000", "[0, 1999]"]),
+    "fill-in: no such checkpoint": ("demo_fill_in", ["--ckpt", "{tmp}/nope.ckpt"], ["--ckpt", "nope.ckpt", "no such"]),
+    "fill-in: a folder for a checkpoint": ("demo_fill_in", ["--ckpt", "{tmp}"], ["--ckpt", "a folder"]),
+    "fill-in: a file that is not a checkpoint": ("demo_fill_in", ["--ckpt", "{tmp}/notes.ckpt"],
+                                                 ["--ckpt", "notes.ckpt", "not a readable PyTorch checkpoint"]),
+    "fill-in: an unreadable checkpoint": ("demo_fill_in", ["--ckpt", "{tmp}/locked.ckpt"],
+                                          ["--ckpt", "locked.ckpt", "not readable"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_VALUES))
+def test_a_bad_value_of_a_demo_option_is_one_line_naming_it_with_status_2(case, root, tmp_path):
+    script, argv, named = BAD_VALUES[case]
+    (tmp_path / "notes.ckpt").write_text("not a checkpoint")
+    (tmp_path / "locked.ckpt").write_text("not read")
+    (tmp_path / "locked.ckpt").chmod(0)
+    if "{tmp}/locked.ckpt" in argv and os.access(tmp_path / "locked.ckpt", os.R_OK):
+        pytest.skip("this user reads any file (root): no file is unreadable to it")
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    command = [sys.executable, root / "scripts" / f"{script}.py", *argv]
+    done = subprocess.run(command, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith(f"{script}.py: error: "), done.stderr[-2000:]
+    assert all(n in lines[0] for n in named), lines[0]
+    assert not done.stdout  # nothing was shown before the refusal
