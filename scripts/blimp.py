@@ -10,9 +10,11 @@ whose objective cannot score a sentence; nothing is written.
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 from minibert.commandline import ArgumentParser
+from minibert.pairs.blimp_files import BlimpError, read_blimp
 
 EXIT_BAD_INPUT = 2
 
@@ -25,10 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.checkpoint).is_file():
         print(f"blimp.py: error: {args.checkpoint}: no such file (give a run's checkpoints/last.ckpt)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from minibert.pairs.blimp import BlimpError, grade, read_blimp  # heavy imports after the cheap checks
-
-    try:
+    try:  # the files first: each refusal they give is answered before torch is imported
         paradigms = read_blimp(args.blimp)
+        if not zipfile.is_zipfile(args.checkpoint):  # what torch.save writes; a cut-off one has lost its directory
+            raise ValueError(f"{args.checkpoint}: not a minibert pre-training checkpoint (not a zip archive: cut off, "
+                             "or another kind of file)")  # fmt: skip
+        from minibert.pairs.blimp import grade  # heavy imports after the cheap checks
+
         objective, encoder = _load(args.checkpoint)
     except (BlimpError, ValueError) as err:
         print(f"blimp.py: error: {err}", file=sys.stderr)

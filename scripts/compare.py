@@ -18,9 +18,12 @@ import shlex
 import sys
 from pathlib import Path
 
+from minibert.ablation.lock import Busy, check_free
 from minibert.commandline import ArgumentParser
 from minibert.compare.errors import ComparisonError
 from minibert.compare.request import Request  # light: bad input is answered before torch is imported
+
+EXIT_ENVIRONMENT = 3  # minibert.sweep's status for a folder another runner holds (that module imports torch)
 
 
 def parse_args(argv: list[str] | None = None) -> Request:
@@ -72,8 +75,14 @@ def parse_args(argv: list[str] | None = None) -> Request:
     request = Request(**args, command=command)
     try:
         request.check()
+        folder = request.folder()
     except ComparisonError as err:
         p.error(str(err))
+    try:  # before any estimate is printed; the sweep takes the lock itself when it runs
+        if folder is not None:
+            check_free(folder)
+    except Busy as err:
+        p.exit(EXIT_ENVIRONMENT, f"{p.prog}: error: {err}\n")
     return request
 
 

@@ -14,6 +14,7 @@ seeds and documents, the documents' share of it, and the binomial term a table w
 # ruff: noqa: E402 (the heavy imports follow the argument check, so that a usage error answers before torch loads)
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import logging
@@ -24,17 +25,56 @@ from pathlib import Path
 
 from minibert.commandline import ArgumentParser
 
+PROG = "documents.py"
+RUN_FILES = ("**/summary.json", "**/config.yaml", "**/checkpoints/last.ckpt")  # what a run is graded again from
+
+
+class RunError(ValueError):
+    """A run that cannot be graded again; the message names it."""
+
 
 def parser() -> ArgumentParser:
-    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("a", help="glob of arm A's run folders (one per seed), quoted")
     p.add_argument("--b", help="glob of arm B's run folders: judge A - B, paired by seed")
     p.add_argument("--reference", help="judge A minus this reference of its own runs (e.g. left_right_trigram)")
     return p
 
 
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments, each refusal that needs only them and the folders they match said in one line (status 2)."""
+    p = parser()
+    args = p.parse_args(argv)
+    if args.b and args.reference:
+        p.error("give --b or --reference, not both")
+    try:
+        for pattern in filter(None, (args.a, args.b)):
+            run_folders(pattern)
+    except RunError as err:
+        p.error(str(err))
+    return args
+
+
+def run_folders(pattern: str) -> list[Path]:
+    """The run folders `pattern` matches, each holding what it is graded again from; RunError if fewer than two."""
+    folders = sorted(Path(p) for p in glob.glob(pattern) if Path(p).is_dir())
+    if len(folders) < 2:
+        raise RunError(f"{pattern!r} matches {len(folders)} run folder(s): the spread over seeds needs at least 2")
+    for folder in folders:
+        for name in RUN_FILES:
+            _one(name, folder)
+    return folders
+
+
+def _one(pattern: str, folder: Path) -> Path:
+    found = sorted(folder.glob(pattern))
+    if not found:
+        raise RunError(f"{folder}: no {pattern} (a run folder holds its lightning_logs/version_*/ files)")
+    return found[-1]
+
+
 if __name__ == "__main__":  # a usage error is answered before torch and Lightning are imported
-    parser().parse_args()
+    parse()
 
 import lightning as L
 import numpy as np
@@ -43,17 +83,6 @@ import yaml
 from minibert.stats.bootstrap import clustered
 from minibert.training.data import StreamDataModule
 from minibert.training.module import EncoderModule
-
-
-class RunError(ValueError):
-    """A run that cannot be graded again; the message names it."""
-
-
-def _one(pattern: str, folder: Path) -> Path:
-    found = sorted(folder.glob(pattern))
-    if not found:
-        raise RunError(f"{folder}: no {pattern} (a run folder holds its lightning_logs/version_*/ files)")
-    return found[-1]
 
 
 def graded(folder: Path, reference: str | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
@@ -96,9 +125,7 @@ def summary_references(summary: dict) -> str:
 
 
 def by_seed(pattern: str, reference: str | None) -> dict[int, tuple]:
-    folders = sorted(Path(p) for p in glob.glob(pattern) if Path(p).is_dir())
-    if len(folders) < 2:
-        raise RunError(f"{pattern!r} matches {len(folders)} run folder(s): the spread over seeds needs at least 2")
+    folders = run_folders(pattern)
     out = {}
     for i, folder in enumerate(folders, 1):
         print(f"  grading {folder} ({i}/{len(folders)})", file=sys.stderr)
@@ -115,19 +142,16 @@ def stack(runs: dict[int, tuple], seeds: list[int], index: int, size: int) -> np
 def main(argv: list[str] | None = None) -> None:
     for name in ("lightning.pytorch", "lightning.fabric"):  # the trainer's notices about devices and tips
         logging.getLogger(name).setLevel(logging.WARNING)
-    p = parser()
-    args = p.parse_args(argv)
-    if args.b and args.reference:
-        p.error("give --b or --reference, not both")
+    args = parse(argv)
     try:
         a = by_seed(args.a, args.reference)
         b = by_seed(args.b, None) if args.b else None
     except RunError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         sys.exit(2)
     seeds = sorted(set(a) & set(b)) if b is not None else sorted(a)
     if len(seeds) < 2:
-        print(f"error: A and B share {len(seeds)} seed(s): pairing needs at least 2", file=sys.stderr)
+        print(f"{PROG}: error: A and B share {len(seeds)} seed(s): pairing needs at least 2", file=sys.stderr)
         sys.exit(2)
     size = max(len(r[0]) for r in [*a.values(), *(b or {}).values()])
     n, right = stack(a, seeds, 0, size), stack(a, seeds, 1, size)

@@ -10,6 +10,7 @@ import yaml
 
 from minibert.checkout import CHECKOUT
 from minibert.compare.errors import ComparisonError, record_path
+from minibert.compare.plugin_source import objectives_in
 from minibert.places import PlaceError, check_out
 from minibert.stats import sign
 
@@ -55,6 +56,7 @@ class Request:
         if self.objective is not None and (file := self.objective.partition(":")[0]).endswith(".py"):
             if not Path(file).is_file():
                 raise ComparisonError(f"{file}: no such file")
+            self._plugin_class()
         if self.grid is not None and not (CHECKOUT / self.grid).is_file():
             raise ComparisonError(f"--grid {self.grid}: no such file")
         if self.publish and (self.grid is not None or self.out is not None):
@@ -82,6 +84,12 @@ class Request:
         if self.bounds is not None and not self.bounds[0] < self.bounds[1]:
             raise ComparisonError(f"--bounds {self.bounds[0]:g} {self.bounds[1]:g}: LO must be below HI")
         self.band()
+        if self.objective is not None and self.languages:  # worded as minibert.compare.yardsticks.plugin_grid
+            known = self.yardstick_languages()
+            if unknown := [x for x in self.languages if x not in known]:
+                raise ComparisonError(
+                    f"--languages: {unknown[0]!r} is not in {self.yardsticks}; valid: {', '.join(known)}"
+                )
         if self.max_seeds < (fewest := sign.first_bound()):  # a pair alone; a family needs more (checked later)
             raise ComparisonError(f"--max-seeds={self.max_seeds}: must be at least {fewest} (no verdict is possible "
                                   "before)")  # fmt: skip
@@ -104,6 +112,60 @@ class Request:
     def band(self) -> tuple[float, float]:
         """The "alike" band `yardsticks` declares (`alike:`; minibert.stats.sign.BAND where it declares none),
         ComparisonError in one line if the file cannot be read or the band is not around one half inside (0, 1)."""
+        try:
+            return sign.check_band(self._yardsticks().get("alike", sign.BAND))
+        except ValueError as err:
+            raise ComparisonError(f"--yardsticks {self.yardsticks}: {err}") from None
+
+    def yardstick_languages(self) -> dict:
+        """`yardsticks`' languages (its `languages:`, each a mapping of its recipe and arms)."""
+        languages = self._yardsticks().get("languages")
+        if not isinstance(languages, dict) or not languages:
+            raise ComparisonError(f"--yardsticks {self.yardsticks}: no `languages:` mapping")
+        return languages
+
+    def folder(self) -> Path | None:
+        """The folder the comparison writes to where it can be told before the plug-in is imported: `out`, or a
+        plug-in file's default folder when its syntax tree names the objective; None otherwise (a class path, or
+        a file the tree cannot judge: `minibert.compare.session` finds it once it has imported the plug-in)."""
+        if self.out is not None:
+            return Path(self.out)
+        name = self._plugin_class() if self.objective is not None else None
+        if name is None:
+            return None
+        parent = CHECKOUT / (PUBLISHED_OUT if self.publish else DEFAULT_OUT)
+        return parent / default_folder(name, self.finetune, self.languages)
+
+    def _plugin_class(self) -> str | None:
+        """The class a plug-in file's objective is, read from the file's syntax tree; ComparisonError, worded as
+        `find_objective` words it once the file is imported, for a file that defines none, several (and no
+        `:Class` is given) or not the `:Class` named, or that is not Python. None for a class path, and wherever
+        the tree cannot tell: the import decides then."""
+        file, _, cls_name = self.objective.partition(":")
+        if not file.endswith(".py"):
+            return None
+        try:
+            found = objectives_in(Path(file))
+        except SyntaxError as err:
+            where = f", line {err.lineno}" if err.lineno else ""
+            raise ComparisonError(f"{file}{where}: cannot import it ({type(err).__name__}: {err.msg}); fix the plug-in "
+                                  "and run again") from None  # fmt: skip
+        except (OSError, ValueError):  # unreadable, or a null byte: the import says what it makes of it
+            return None
+        if found is None:
+            return None
+        if cls_name:
+            if cls_name not in found:
+                raise ComparisonError(
+                    f"{self.objective}: no objective {cls_name!r} in {file}; it defines {sorted(found)}"
+                )
+            found = {cls_name}
+        if len(found) != 1:
+            what = "no Objective subclass" if not found else f"{len(found)} objectives ({', '.join(sorted(found))})"
+            raise ComparisonError(f"{file} defines {what}: name one as {file}:ClassName")
+        return next(iter(found))
+
+    def _yardsticks(self) -> dict:
         path = CHECKOUT / self.yardsticks
         try:
             spec = yaml.safe_load(path.read_text())
@@ -111,7 +173,10 @@ class Request:
             raise ComparisonError(f"--yardsticks {self.yardsticks}: cannot read it ({type(err).__name__})") from None
         if not isinstance(spec, dict):
             raise ComparisonError(f"--yardsticks {self.yardsticks}: not a mapping of languages and settings")
-        try:
-            return sign.check_band(spec.get("alike", sign.BAND))
-        except ValueError as err:
-            raise ComparisonError(f"--yardsticks {self.yardsticks}: {err}") from None
+        return spec
+
+
+def default_folder(arm: str, finetune: bool, languages: list[str]) -> str:
+    """`<Class>-pairs` (or `-finetune`), and the languages asked for where not all: one folder per question, so
+    that a comparison on other languages or another measure never meets another's record."""
+    return "-".join([arm, "finetune" if finetune else "pairs", *languages])

@@ -12,6 +12,7 @@ import yaml
 from minibert.atomic_writes import write_atomic
 from minibert.compare.comparison import Pair
 from minibert.compare.errors import ComparisonError
+from minibert.compare.request import default_folder  # noqa: F401 (session.py imports it from here)
 from minibert.pairs.keys import PROBE, ZERO_SHOT
 from minibert.sweep import ROOT
 
@@ -19,12 +20,6 @@ from minibert.sweep import ROOT
 def spec_of(yardsticks: str) -> dict:
     """`yardsticks`' languages (configs/compare.yaml's `languages:`)."""
     return yaml.safe_load((ROOT / yardsticks).read_text())["languages"]
-
-
-def default_folder(arm: str, finetune: bool, languages: list[str]) -> str:
-    """`<Class>-pairs` (or `-finetune`), and the languages asked for where not all: one folder per question, so
-    that a comparison on other languages or another measure never meets another's record."""
-    return "-".join([arm, "finetune" if finetune else "pairs", *languages])
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ read-only, a full disk) is refused in one line (exit status 2) and nothing is wr
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 from minibert.commandline import ArgumentParser
@@ -34,6 +35,10 @@ def main(argv: list[str] | None = None) -> None:
     except PlaceError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT) from None
+    if not zipfile.is_zipfile(checkpoint):  # what torch.save writes; a cut-off one has lost its directory
+        print(f"{PROG}: error: CHECKPOINT={str(checkpoint)!r} is not a readable PyTorch checkpoint: not a zip archive "
+              "(cut off, or another kind of file)", file=sys.stderr)  # fmt: skip
+        raise SystemExit(EXIT_BAD_INPUT)
     from minibert.export.checkpoint import read
     from minibert.export.write import export
 

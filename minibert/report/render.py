@@ -43,7 +43,6 @@ with its families' line and a line saying which code made each table (minibert.t
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import math
@@ -56,9 +55,9 @@ import jinja2
 
 from minibert.ablation.grid import Grid, GridError
 from minibert.atomic_writes import write_atomic
-from minibert.commandline import ArgumentParser
 from minibert.compare import comparison
 from minibert.report import (
+    command,
     digest,
     dyck,
     dyck_gap,
@@ -399,13 +398,9 @@ def publish(out: str | Path, grid, root: str | Path = ".") -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parts = __doc__.split("\n\n")
-    p = ArgumentParser(prog="python -m minibert.report", description=parts[0], epilog="\n\n".join(parts[1:3]),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page would change")
-    p.add_argument("--root", default=".", help="the repository (default: here)")
-    args = p.parse_args(argv)
-    if not Path(args.root).is_dir():
-        print(f"python -m minibert.report: error: --root {args.root}: no such folder", file=sys.stderr)
+    args = command.parser(parts[0], "\n\n".join(parts[1:3])).parse_args(argv)
+    if (said := command.problem(args)) is not None:
+        print(f"{command.PROG}: error: {said}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         changed = build(args.root, check=args.check)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from minibert.pairs.blimp import BlimpError, grade, read_blimp
+from minibert.pairs.blimp import grade
+from minibert.pairs.blimp_files import BlimpError, read_blimp
 from minibert.training.checkpoints import last_checkpoint
 from tests.corpora import write_corpus
 

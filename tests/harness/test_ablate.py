@@ -245,10 +245,13 @@ def test_unknown_only_pattern_lists_valid_names(finished):
     ],
 )
 def test_malformed_grid_is_a_clear_error(tmp_path, content, message, scripts, capsys):
-    """In-process (the grid is read before anything starts); the CLI's own exit path is the other tests'."""
+    """In-process (the grid is read with the arguments, before anything starts); the CLI's own exit path is the
+    other tests'."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(content)
-    assert scripts("ablate").main(["--grid", str(grid), "--out", str(tmp_path / "out"), "--report-only"]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        scripts("ablate").main(["--grid", str(grid), "--out", str(tmp_path / "out"), "--report-only"])
+    assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()

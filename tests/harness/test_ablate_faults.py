@@ -59,7 +59,8 @@ def test_second_runner_on_one_out_says_who_holds_it_and_the_grid_completes_once(
     assert statuses == [0, 3], [err[-1500:] for _, _, err in results]
     winner = next(p for p, (status, _, _) in zip(procs, results) if status == 0)
     loser_err = next(err for status, _, err in results if status == 3)
-    assert f"is in use by another ablate.py (pid {winner.pid} on " in loser_err
+    assert f"is in use by `python scripts/ablate.py --grid {grid} " in loser_err  # the holder, by its command
+    assert f"(pid {winner.pid} on " in loser_err
     assert "Traceback" not in loser_err
     assert csv_runs(out) == Counter({("pretrain/bidirectional", "0"): 1, ("pretrain/bidirectional", "1"): 1})
     assert len(list(out.glob(RUN_SUMMARIES))) == 2
@@ -302,7 +303,7 @@ def test_cut_off_metrics_csv_keeps_the_rows_that_parse(tmp_path):
 
 
 def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
-    from minibert.ablation.lock import LOCK_NAME, Busy, OutLock
+    from minibert.ablation.lock import LOCK_NAME, Busy, OutLock, check_free
 
     holder = subprocess.Popen(
         [sys.executable, "-c", f"from minibert.ablation.lock import OutLock\nwith OutLock({str(tmp_path)!r}):\n"
@@ -310,10 +311,13 @@ def test_lock_of_a_killed_runner_does_not_block_the_next(tmp_path):
         cwd=ROOT, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert holder.stdout.readline().strip() == "held"
-    with pytest.raises(Busy, match=f"in use by another ablate.py \\(pid {holder.pid} on "):
+    with pytest.raises(Busy, match=f"in use by `python -c [^`\\n]*` \\(pid {holder.pid} on "):
         OutLock(tmp_path).__enter__()
+    with pytest.raises(Busy, match=f"in use by `python -c [^`\\n]*` \\(pid {holder.pid} on "):
+        check_free(tmp_path)  # the same answer without taking the lock
     holder.send_signal(signal.SIGKILL)
     holder.wait()
+    check_free(tmp_path)
     with OutLock(tmp_path):  # the kernel dropped the dead holder's lock; the file left behind is harmless
         assert (tmp_path / LOCK_NAME).is_file()
 

@@ -65,6 +65,7 @@ def test_a_run_whose_checkpoint_no_longer_gives_its_logged_accuracy_is_refused(r
         with pytest.raises(SystemExit) as exit_:
             scripts("documents").main([str(root / "seed*")])
         err = capsys.readouterr().err.strip().splitlines()[-1]
-        assert exit_.value.code == 2 and err.startswith("error: ") and "not the same model or questions" in err
+        assert exit_.value.code == 2 and err.startswith("documents.py: error: ")
+        assert "not the same model or questions" in err
     finally:
         path.write_text(saved)
