@@ -137,9 +137,12 @@ class LocalPool:
             initargs=(os.getpid(), dict(os.environ)),
             max_tasks_per_child=1,
         )
+        self.jobs: list[Future] = []
 
     def submit(self, fn: Callable, *args: Any) -> Future:
-        return self.pool.submit(fn, *args)
+        job = self.pool.submit(fn, *args)
+        self.jobs.append(job)
+        return job
 
     def wait(self, jobs: Collection[Future]) -> set[Future]:
         return wait_futures(jobs, return_when=FIRST_COMPLETED)[0]
@@ -152,7 +155,11 @@ class LocalPool:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+        left = [job for job in self.jobs if not job.done()]
+        if left:  # the runner stopped early (a crash that ends a comparison, an error): nothing it left runs on
+            for process in list((self.pool._processes or {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=exc[0] is None and not left, cancel_futures=True)
 
 
 class JobFailed(RuntimeError):
