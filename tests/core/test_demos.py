@@ -4,7 +4,6 @@ option is one line naming it, with status 2."""
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -163,18 +162,22 @@ BAD_VALUES = {
 
 
 @pytest.mark.parametrize("case", list(BAD_VALUES))
-def test_a_bad_value_of_a_demo_option_is_one_line_naming_it_with_status_2(case, root, tmp_path):
+def test_a_bad_value_of_a_demo_option_is_one_line_naming_it_with_status_2(case, root, scripts, tmp_path, capsys,
+                                                                          monkeypatch):  # fmt: skip
+    """Run as its `main` in this process, named as a user runs it (the refusals come before anything heavy:
+    tests/harness/test_usage_errors.py checks that in a process of its own)."""
     script, argv, named = BAD_VALUES[case]
     (tmp_path / "notes.ckpt").write_text("not a checkpoint")
     (tmp_path / "locked.ckpt").write_text("not read")
     (tmp_path / "locked.ckpt").chmod(0)
     if "{tmp}/locked.ckpt" in argv and os.access(tmp_path / "locked.ckpt", os.R_OK):
         pytest.skip("this user reads any file (root): no file is unreadable to it")
-    argv = [a.format(tmp=tmp_path) for a in argv]
-    command = [sys.executable, root / "scripts" / f"{script}.py", *argv]
-    done = subprocess.run(command, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
-    assert len(lines) == 1 and lines[0].startswith(f"{script}.py: error: "), done.stderr[-2000:]
+    monkeypatch.setattr(sys, "argv", [str(root / "scripts" / f"{script}.py")])  # argparse names the program by it
+    with pytest.raises(SystemExit) as done:
+        scripts(script).main([a.format(tmp=tmp_path) for a in argv])
+    said = capsys.readouterr()
+    lines = said.err.strip().splitlines()
+    assert done.value.code == 2 and "Traceback" not in said.err, said.err[-2000:]
+    assert len(lines) == 1 and lines[0].startswith(f"{script}.py: error: "), said.err[-2000:]
     assert all(n in lines[0] for n in named), lines[0]
-    assert not done.stdout  # nothing was shown before the refusal
+    assert not said.out  # nothing was shown before the refusal

@@ -100,6 +100,9 @@ CASES = {
     "blimp: not a checkpoint": ("scripts/blimp.py", ["--checkpoint", "{ckpt}", "--blimp", "{blimp}"],
                                 "not a zip archive"),
     "fill-in demo: an unknown option": ("scripts/demo_fill_in.py", ["--nope"], "unrecognized arguments: --nope"),
+    "fill-in demo: a negative index": ("scripts/demo_fill_in.py", ["--index", "-1"], "--index: -1 is not allowed"),
+    "masking demo: a share above 1": ("scripts/demo_masking.py", ["--p-pick", "1.5"], "--p-pick: 1.5 is not allowed"),
+    "attention demo: no width": ("scripts/demo_attention.py", ["--dim", "0"], "--dim: 0 is not allowed"),
     "saved configs: no table there": ("scripts/saved_configs.py", ["docs"], "docs: no results table"),
     "saved configs: an abbreviated option": ("scripts/saved_configs.py", ["--rel"], "unrecognized arguments: --rel"),
 }  # fmt: skip
