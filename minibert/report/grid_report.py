@@ -108,8 +108,8 @@ def claim_answer(claim: Claim, data: Data, out: Path | None = None) -> Answer:
 def undecided(held: list[str], data: Data) -> str:
     """'undecided', and for each question in `held` (its own interval excludes zero, its family's verdict does
     not) why, on the same line: the interval beside it reads decided on its own, so the verdict says what holds it
-    back (`verdicts.held_back`: the family's size, and the p Holm's step-down needs at its rank)."""
-    why = [w for q in held if (w := verdicts.held_back(data.family, q))]
+    back (`stats.held_back`: the family's size, and the p Holm's step-down needs at its rank)."""
+    why = [w for q in held if (w := stats.held_back(data.family, q))]
     return "undecided" + (f": {'; '.join(why)}" if why else "")
 
 

@@ -148,8 +148,10 @@ class Diff(_Interval):
 
     def say(self, a: str = "A", b: str = "B") -> str:
         """'A better by 22.1 (21.1 to 23.1)' in points: the winner named by the interval's sign, or
-        'undecided: A − B = +0.4 (−1.2 to 2.0)'. A recorded comparison's verdict is the sign rule's (A wins on most
-        seeds), which the mean's interval does not decide: 'A better: A − B = +4.7 (−22.9 to 29.8)'."""
+        'undecided: A − B = +0.4 (−1.2 to 2.0)', with what holds it back where its interval alone is clear of zero
+        (`stats.held_back`: its family's size and the p it needs). A recorded comparison's verdict is the sign
+        rule's (A wins on most seeds), which the mean's interval does not decide: 'A better: A − B = +4.7 (−22.9 to
+        29.8)'."""
         scale = 100 if self.a.proportion else 1
         iv = self.favour
         if self.rule:
@@ -157,7 +159,8 @@ class Diff(_Interval):
         if side := self.sign():
             better = iv if side > 0 else -iv
             return f"{a if side > 0 else b} better by {stats.fmt(better, scale)}"
-        return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}"
+        why = stats.held_back(self.family, self.question) if iv.lo > 0 or iv.hi < 0 else ""
+        return f"undecided: {a} − {b} = {stats.fmt(self.interval, scale, signed=True)}" + (f"; {why}" if why else "")
 
     def __str__(self) -> str:
         return stats.fmt(self.interval, scale=100 if self.a.proportion else 1, signed=True)

@@ -21,7 +21,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 
-from minibert.stats.holm import adjusted
+from minibert.stats.holm import ALPHA, adjusted
 from minibert.stats.intervals import (
     NAN,
     Interval,
@@ -177,6 +177,53 @@ class Family:
             + (f"; {missing} not in the table, counted at p = 1" if missing else "")
             + f"; declared in {self.source})"
         )
+
+
+def held_back(family: Family | None, question: str, alpha: float = ALPHA) -> str:
+    """Why `question` is undecided in its family although its own 95% interval excludes zero, in the words its
+    verdict carries beside that interval: the family's size, and the threshold Holm's step-down gives the
+    question at its rank by p (alpha / (K - rank + 1)), against its own p. Where its p meets that threshold, the
+    step-down stopped at a smaller p before reaching it, and the line names where. '' outside a judged family, and
+    for a question its family decides (the interval alone says why it is undecided otherwise).
+
+    >>> f = Family("g")
+    >>> f.declare(["a vs b", "c vs d", "e vs f"], "here")
+    >>> f.decide({"a vs b": 0.001, "c vs d": 0.03, "e vs f": 0.2})
+    >>> held_back(f, "d vs c").split(": ", 1)[1], held_back(f, "a vs b")
+    ('at rank 2 of 3 by p it needs p ≤ 0.05 / 2 = 0.025 (its p is 0.03)', '')
+    """
+    key = canonical(question)
+    if family is None or not family.frozen or family.declared is None or key not in family.declared:
+        return ""
+    if key in family.holds:
+        return ""
+    names = sorted(family.declared)  # ranked as Family.decide ranks them: a question the table lacks at p = 1
+    p = [family.p.get(q, 1.0) for q in names]
+    order = sorted(range(len(names)), key=lambda j: p[j])  # stable, as minibert.stats.holm.adjusted
+    size, rank, own = len(names), order.index(names.index(key)), p[names.index(key)]
+    need = alpha / (size - rank)
+    others = f"{size - 1} other question{'' if size == 2 else 's'}"
+    said = (f"held with {others} at the family's {100 * (1 - alpha):g}% (Holm's step-down): at rank {rank + 1} of "
+            f"{size} by p it needs p ≤ {_threshold(alpha, size - rank, own)}")  # fmt: skip
+    if (size - rank) * own > alpha:
+        return f"{said} (its p is {_apart(own, need)})"
+    stop = next(i for i in range(rank) if (size - i) * p[order[i]] > alpha)  # the first rank Holm does not reject
+    first = p[order[stop]]
+    return (f"{said}, which its p ({_apart(own, need)}) meets, but the step-down stops before it, at rank {stop + 1} "
+            f"(p {_apart(first, alpha / (size - stop))} > {_threshold(alpha, size - stop, first)})")  # fmt: skip
+
+
+def _threshold(alpha: float, left: int, p: float) -> str:
+    """Holm's threshold with `left` questions still in the step-down, as its rule and its figure: '0.05 / 4 =
+    0.0125'; three significant digits at least, more where `p` would print the same."""
+    return f"{alpha:g} / {left} = {_apart(alpha / left, p, 3)}"
+
+
+def _apart(x: float, other: float, least: int = 2) -> str:
+    """`x` to the fewest significant digits (`least` at least, six at most) that tell it from `other`, so that a
+    threshold and the p it is read against never print as one figure: (0.0125, 0.0126) -> '0.0125'."""
+    digits = next((d for d in range(least, 6) if f"{x:.{d}g}" != f"{other:.{d}g}"), 6)
+    return f"{x:.{digits}g}"
 
 
 def canonical(question: str) -> str:

@@ -15,7 +15,7 @@ from minibert.stats import holm
 from minibert.stats.intervals import p_value
 from minibert.tables import sealed, stats, table
 from minibert.tables.query import Data, Diff
-from minibert.tables.stats import Family
+from minibert.tables.stats import Family, held_back
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,6 +172,8 @@ def test_a_claim_whose_interval_alone_decides_but_its_family_does_not_says_why_o
     assert answer.verdict.startswith("undecided: held with 3 other questions"), answer.verdict
     assert "rank 1 of 4" in answer.verdict and "needs p ≤ 0.05 / 4 = 0.0125" in answer.verdict, answer.verdict
     assert f"(its p is {row.p:.2g})" in answer.verdict, answer.verdict
+    said = d.diff("val/acc", {"experiment": "p/c"}, {"experiment": "p/d"}).say("c", "d")  # a page's comparison
+    assert said.startswith("undecided: c − d = +") and "; held with 3 other questions" in said, said
     alone = Data(frame(arms, n=100_000), family=Family("g"))
     alone.family.declare([question], "here")
     verdicts.judge(alone)
@@ -185,8 +187,8 @@ def test_a_p_within_its_ranks_threshold_is_held_back_where_the_step_down_stopped
     f.declare(["a vs b", "c vs d", "e vs f"], "here")
     f.decide({"a vs b": 0.02, "c vs d": 0.021, "e vs f": 0.5})  # 0.02 > 0.05 / 3: rank 1 stops it
     assert not f.holds
-    said = verdicts.held_back(f, "c vs d")
+    said = held_back(f, "c vs d")
     assert said.startswith("held with 2 other questions") and "rank 2 of 3" in said and "p ≤ 0.05 / 2 = 0.025" in said
     assert "which its p (0.021) meets" in said, said
     assert "stops before it, at rank 1 (p 0.02 > 0.05 / 3 = 0.0167)" in said, said
-    assert verdicts.held_back(None, "c vs d") == ""  # no family: the interval alone is the verdict
+    assert held_back(None, "c vs d") == ""  # no family: the interval alone is the verdict
