@@ -13,7 +13,8 @@ same figure through any driver), but torch picks its kernels by what the CPU off
 their summation orders differ in the last bits; hundreds of steps of training carry those bits into the weights.
 Measured on the default grid, the same code with `ATEN_CPU_CAPABILITY=avx2` on an AVX-512 machine: every accuracy
 within 0.1 point and every pre-training loss within 2e-7 of its size, while full fine-tuning, whose losses sit near
-zero, moved three of them by 1.1% to 31% of their size (at most 0.0031 nats).
+zero, moved three of them by 1.1% to 31% of their size (at most 0.0031 nats). Fine-tuning's figures are held to
+the bounds measured across machines (`FINE_TUNED_WITHIN`).
 
 Example:
     >>> import pandas as pd
@@ -33,6 +34,11 @@ import pandas as pd
 from minibert.stats import accuracies
 
 REPRODUCED_WITHIN = {"share": 0.005, "loss": math.log(1.01), "relative": 0.01}  # loss: in nats (see above)
+# Fine-tuning a pre-trained encoder carries those last bits further than pre-training from scratch does: two
+# machines of this project's kind were measured to differ by up to 0.60 points on a fine-tuned accuracy and 0.014
+# nats on its loss (results/measurements.yaml, default_across_machines), so its figures are held to that
+# measurement's bounds, which the claim test holds them to as well
+FINE_TUNED_WITHIN = {"share": 0.01, "loss": 0.02}
 NOT_COMPARED = ("wall_time_s",)  # the machine's, not the recipe's
 KEY = ["experiment", "seed", "metric", "category"]
 
@@ -40,11 +46,11 @@ KEY = ["experiment", "seed", "metric", "category"]
 @dataclass
 class Reproduction:
     """What a rerun gave against the committed table: the figures compared, those outside their tolerance
-    (`differ`: key, committed, now) and those only one of the two tables has."""
+    (`differ`: key, committed, now, tolerance) and those only one of the two tables has."""
 
     compared: int
     runs: int
-    differ: list[tuple[tuple, float, float]] = field(default_factory=list)
+    differ: list[tuple[tuple, float, float, float]] = field(default_factory=list)  # key, committed, now, tolerance
     missing: list[tuple] = field(default_factory=list)  # in the committed table, not given by the rerun
     largest: float = 0.0  # the largest gap among shares, in points
 
@@ -59,9 +65,9 @@ class Reproduction:
         if self.reproduced:
             return (f"reproduced: {what}, each within its tolerance of the committed table (largest gap "
                     f"{100 * self.largest:.1f} points)")  # fmt: skip
-        furthest = sorted(self.differ, key=lambda d: -abs(d[2] - d[1]) / max(tolerance(d[0][2], d[1]), 1e-300))
+        furthest = sorted(self.differ, key=lambda d: -abs(d[2] - d[1]) / max(d[3], 1e-300))
         shown = "; ".join(f"{e} seed {s} {m}{'_' + c if c else ''}: {old:.4g} committed, {new:.4g} now"
-                          for (e, s, m, c), old, new in furthest[:3])  # fmt: skip
+                          for (e, s, m, c), old, new, _ in furthest[:3])  # fmt: skip
         more = f" and {len(self.differ) - 3} more" if len(self.differ) > 3 else ""
         said = []
         if self.differ:
@@ -71,19 +77,22 @@ class Reproduction:
         return "not reproduced: " + "; ".join(said)
 
 
-def tolerance(metric: str, committed: float) -> float:
-    """How far a rerun's figure may lie from the committed one and still reproduce it."""
+def tolerance(metric: str, committed: float, stage: str = "pretrain") -> float:
+    """How far a rerun's figure may lie from the committed one and still reproduce it (`stage`: the table's
+    column, "finetune" for a run that fine-tunes a pre-trained encoder)."""
+    within = {**REPRODUCED_WITHIN, **(FINE_TUNED_WITHIN if stage == "finetune" else {})}
     if accuracies.parse(metric) is not None:
-        return REPRODUCED_WITHIN["share"]
+        return within["share"]
     if metric.rsplit("/", 1)[-1] == "loss":
-        return REPRODUCED_WITHIN["loss"]
-    return REPRODUCED_WITHIN["relative"] * abs(committed)
+        return within["loss"]
+    return within["relative"] * abs(committed)
 
 
 def compare_tables(committed: pd.DataFrame, now: pd.DataFrame) -> Reproduction:
     """Every figure of `committed` for the runs `now` holds (experiment and seed), against `now`'s."""
     runs = set(zip(now["experiment"], now["seed"]))
     old = committed[[pair in runs for pair in zip(committed["experiment"], committed["seed"])]]
+    stages = dict(zip(old["experiment"], old["stage"])) if "stage" in old else {}
     old, now = (t[~t["metric"].isin(NOT_COMPARED)].set_index(KEY)["value"] for t in (old, now))
     out = Reproduction(0, len(runs))
     for key, value in old.items():
@@ -97,6 +106,6 @@ def compare_tables(committed: pd.DataFrame, now: pd.DataFrame) -> Reproduction:
         gap = abs(new - value)
         if accuracies.parse(key[2]) is not None:
             out.largest = max(out.largest, gap)
-        if not gap <= tolerance(key[2], value):
-            out.differ.append((key, float(value), new))
+        if not gap <= tolerance(key[2], value, stages.get(key[0], "pretrain")):
+            out.differ.append((key, float(value), new, tolerance(key[2], value, stages.get(key[0], "pretrain"))))
     return out
