@@ -22,6 +22,7 @@ RECORD = re.compile(r"/comparisons/[^/]+\.(json|md)$")  # scripts/compare.py's r
 SAVED = re.compile(rf"/{saved.FOLDER}/.+\.yaml$")  # each experiment's saved config (minibert.tables.saved)
 # files a named command writes, each named in its source: benchmarks' reports, the Dyck dashboard's screenshot
 MADE_BY = {"results/bench.md": "benchmarks/bench.py", "results/bench_floor.md": "benchmarks/bench_floor.py",
+           "results/load.md": "benchmarks/load.py",
            "results/compare/sequence_cost.md": "benchmarks/sequence_cost.py",
            "results/dyck/dashboard.png": "tests/chromium.py"}  # fmt: skip
 
