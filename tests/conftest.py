@@ -39,6 +39,20 @@ def short_run(tmp_path_factory) -> dict:
     )
 
 
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures minibert.report.figures drew in a test, kept open instead of saved, to be read as drawn."""
+    import matplotlib.pyplot
+
+    from minibert.report import figures
+
+    kept = []
+    monkeypatch.setattr(figures, "save", lambda fig, path: kept.append(fig))
+    yield kept
+    for fig in kept:
+        matplotlib.pyplot.close(fig)
+
+
 @pytest.fixture(scope="session")
 def scripts():
     """scripts("demo_masking") -> that script imported as a module (scripts/ is not a package)."""

@@ -19,16 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CEILING = "val/ceiling/acc"
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures the engine drew in a test, kept open instead of saved."""
-    kept = []
-    monkeypatch.setattr(figures, "save", lambda fig, path: kept.append(fig))
-    yield kept
-    for fig in kept:
-        matplotlib.pyplot.close(fig)
-
-
 def points(ax, arms: dict) -> list[tuple[float, float, float, object]]:
     """(x, mean, upper end of its interval, its Stat) of every point the panel's errorbars drew, in the drawing's
     units; the containers come in the panel's arm order, skipping an arm with nothing to show."""

@@ -7,7 +7,6 @@ import itertools
 
 import matplotlib
 import numpy as np
-import pytest
 
 from minibert.report import figures
 from minibert.stats.intervals import Interval
@@ -45,16 +44,6 @@ def overlaps(fig) -> list[tuple[str, str]]:
     boxes = [(t, b.expanded(1, 1).padded(-1)) for t, b in texts(fig)]
     pairs = itertools.combinations(boxes, 2)
     return [(a, b) for (a, p), (b, q) in pairs if p.width > 0 and q.width > 0 and p.overlaps(q)]
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures the engine drew in a test, kept open instead of saved."""
-    kept = []
-    monkeypatch.setattr(figures, "save", lambda fig, path: kept.append(fig))
-    yield kept
-    for fig in kept:
-        matplotlib.pyplot.close(fig)
 
 
 def test_scatter_of_a_dozen_arms_that_agree(drawn, tmp_path):
