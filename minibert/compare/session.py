@@ -113,15 +113,15 @@ def _fits_the_clock(c: _Comparison) -> None:
 def _first_look_left(c: _Comparison) -> int:
     """Seeds of the first look that some arm has not run yet (in the folder, or as a committed yardstick)."""
     data = Data.load(c.out) if (c.out / FILE).is_file() else None  # runs already in the folder are reused
-    ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in c.design.arms]
-    ran = [seeds | {s for a, s in c.borrowed.covered if a == arm} for seeds, arm in zip(ran, c.design.arms)]
-    return len(set(c.design.seeds(c.design.first_look(c.pairs))) - set.intersection(*ran))
+    covered = [{s for a, s in c.borrowed.covered if a == arm} for arm in c.design.arms]
+    return len(_unrun(data, c.design.arms, c.design.seeds(c.design.first_look(c.pairs)), covered))
 
 
-def _unrun(c: _Comparison, arms: list[str], seeds: list[int]) -> list[int]:
-    """Those of `seeds` that some of `arms` has not run in the comparison's folder yet."""
-    data = Data.load(c.out) if (c.out / FILE).is_file() else None
+def _unrun(data: Data | None, arms: list[str], seeds: list[int], covered: list[set] | None = None) -> list[int]:
+    """Those of `seeds` that some of `arms` has not run in the folder's table `data` (nor, where given, in the
+    seeds `covered` for it)."""
     ran = [set(data.seeds(experiment=arm)) if data is not None else set() for arm in arms]
+    ran = [r | more for r, more in zip(ran, covered or [set()] * len(arms))]
     return [s for s in seeds if not all(s in r for r in ran)]
 
 
@@ -308,7 +308,7 @@ def _loop(c: _Comparison, start: float, render: Callable | None) -> int:
         batch = design.seeds(min(design.cap, max(look + max(1, request.workers // max(1, len(alone))), first)))[look:]
         while look >= first and len(batch) > 1 and len(c.training(arms, batch)) > len(alone):
             batch = batch[:-1]  # past the committed seeds more arms train: one seed at a time from there
-        wave = [] if measured or look >= first else _unrun(c, c.training(arms, batch), batch)
+        wave = [] if measured or look >= first else _unrun(data, c.training(arms, batch), batch)
         if len(wave) * max(1, len(alone)) > request.workers:
             # a first wave, one run a worker, measures this machine's pace as it is now (its load included)
             # before the rest of the first look is priced and run; the seeds before it are in the folder already

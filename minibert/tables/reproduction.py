@@ -106,6 +106,6 @@ def compare_tables(committed: pd.DataFrame, now: pd.DataFrame) -> Reproduction:
         gap = abs(new - value)
         if accuracies.parse(key[2]) is not None:
             out.largest = max(out.largest, gap)
-        if not gap <= tolerance(key[2], value, stages.get(key[0], "pretrain")):
-            out.differ.append((key, float(value), new, tolerance(key[2], value, stages.get(key[0], "pretrain"))))
+        if not gap <= (within := tolerance(key[2], value, stages.get(key[0], "pretrain"))):
+            out.differ.append((key, float(value), new, within))
     return out
